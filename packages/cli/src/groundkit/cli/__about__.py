@@ -1,0 +1,3 @@
+"""Version of the groundkit-cli distribution."""
+
+__version__ = "0.1.0"

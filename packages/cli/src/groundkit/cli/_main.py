@@ -1,0 +1,79 @@
+"""The root ``grk`` group, its sub-groups, and the error boundary of the whole CLI.
+
+Command modules define plain click commands; they are attached to the groups at the bottom of
+this module, so no command module imports this one (no import cycles).
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from groundkit.cli.__about__ import __version__
+from groundkit.cli._errors import InputError
+
+__all__ = ["GroundkitGroup", "beir_group", "cli", "eval_group", "evalset_group", "main"]
+
+
+def _debug_requested(ctx: click.Context) -> bool:
+    root = ctx.find_root()
+    return bool(root.params.get("debug")) or bool((root.obj or {}).get("debug"))
+
+
+class GroundkitGroup(click.Group):
+    """A click group that turns library bad-input errors into one-line exit-2 errors.
+
+    Every groundkit distribution raises a ``ValueError`` subclass for bad input, so the
+    boundary is one ``except``; ``--debug`` re-raises to show the traceback.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Invoke the sub-command, translating bad-input errors."""
+        try:
+            return super().invoke(ctx)
+        except click.ClickException:
+            raise
+        except (ValueError, UnicodeError) as exc:
+            if _debug_requested(ctx):
+                traceback.print_exc()
+            raise InputError(" ".join(str(exc).split()) or type(exc).__name__) from exc
+
+
+@click.group(
+    cls=GroundkitGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(__version__, prog_name="grk")
+@click.option("--debug", is_flag=True, help="Show a traceback for every error.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """groundkit: evaluate retrieval for RAG with quote-anchored gold and honest statistics."""
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+@cli.group("eval", cls=GroundkitGroup)
+def eval_group() -> None:
+    """Run evaluations, compare runs, diagnose misses, score TREC files."""
+
+
+@cli.group("beir", cls=GroundkitGroup)
+def beir_group() -> None:
+    """Turn BEIR datasets into quote-anchored judgments."""
+
+
+@cli.group("evalset", cls=GroundkitGroup)
+def evalset_group() -> None:
+    """Check and improve an evaluation set."""
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of ``grk``."""
+    cli.main(args=list(sys.argv[1:] if argv is None else argv), prog_name="grk")
+
+
+# --- command registration (one line per command; keep sorted by group) -----------------------

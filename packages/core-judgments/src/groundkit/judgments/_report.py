@@ -1,0 +1,566 @@
+"""The report contract: what `grk eval run` writes and every later tool reads.
+
+A report is versioned with a semantic ``major.minor`` string. A reader accepts its own major
+version; from a later *minor* version it reads the fields it knows and ignores the rest (a minor
+version only ever adds optional fields); a later *major* version is refused with a message that
+says which version of groundkit is needed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from groundkit.judgments._errors import JudgmentError, ReportError
+from groundkit.judgments._paths import atomic_write_text
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "BootstrapSettings",
+    "EvalReport",
+    "EvidenceTrace",
+    "GoldEvidence",
+    "MetricAggregate",
+    "QueryInfo",
+    "QueryResult",
+    "ReportHit",
+    "RunInfo",
+    "StageComparison",
+    "StageReport",
+    "check_report",
+    "dump_report",
+    "load_report",
+    "parse_report",
+    "report_json_schema",
+    "report_to_json",
+    "shipped_report_schema",
+]
+
+SCHEMA_VERSION = "1.0"
+"""Version of the report format written by this package (``major.minor``)."""
+
+BASELINE_STAGE = "bm25"
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class _Model(BaseModel):
+    model_config = _FROZEN
+
+
+class BootstrapSettings(_Model):
+    """Settings of every bootstrap interval in the report.
+
+    Attributes:
+        resamples: Number of bootstrap resamples.
+        seed: Seed of the generator created for each interval.
+        confidence_level: Two-sided confidence level of the intervals.
+    """
+
+    resamples: int = Field(default=2_000, gt=0)
+    seed: int = 0
+    confidence_level: float = Field(default=0.95, gt=0.0, lt=1.0)
+
+
+class RunInfo(_Model):
+    """How the report was produced: enough to reproduce it.
+
+    Attributes:
+        created_at: ISO-8601 UTC timestamp (the one field besides timings that varies run to run).
+        package_versions: Distribution name to version, for every groundkit distribution used.
+        command: The command line, when run from the CLI.
+        config: The resolved run configuration (flags and config file merged).
+        corpus_source: Where the corpus was read from.
+        judgments_source: Where the judgments were read from.
+        corpus_fingerprint: SHA-256 of the corpus (sorted ids and texts).
+        judgments_fingerprint: SHA-256 of the canonical judgments.
+        level: ``chunk`` (quote-anchored spans) or ``document`` (trec_eval semantics).
+        depth: Number of hits retrieved and recorded per query and stage.
+        cutoffs: Cutoffs k of the ``@k`` metrics.
+        budgets: Context budgets in characters of the budget metrics.
+        min_overlap_fraction: Share of a quote's span a hit must overlap (0 means one character).
+        headline_metrics: Metrics shown in tables and compared between stages.
+        bootstrap: Settings of the bootstrap intervals and comparisons.
+    """
+
+    created_at: str
+    package_versions: dict[str, str]
+    command: list[str] | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    corpus_source: str | None = None
+    judgments_source: str | None = None
+    corpus_fingerprint: str
+    judgments_fingerprint: str
+    level: Literal["chunk", "document"] = "chunk"
+    depth: int = Field(default=100, gt=0)
+    cutoffs: list[int] = Field(default_factory=lambda: [1, 3, 5, 10, 20, 100])
+    budgets: list[int] = Field(default_factory=list)
+    min_overlap_fraction: float = Field(default=0.0, ge=0.0, le=1.0)
+    headline_metrics: list[str] = Field(default_factory=list)
+    bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
+
+
+class GoldEvidence(_Model):
+    """One gold quote of a query and where it resolved.
+
+    Attributes:
+        doc: Document id.
+        quote: The verbatim quote from the judgments.
+        grade: Relevance grade (>= 1).
+        spans: Every ``(start, end)`` occurrence in the document (end exclusive).
+        method: ``exact`` or ``tolerant`` when resolved, else ``None``.
+        closest: For an unresolved quote, the closest passage of the document.
+        similarity: Similarity of ``closest`` to the quote, in [0, 1].
+    """
+
+    doc: str
+    quote: str
+    grade: int = Field(default=1, ge=1)
+    spans: list[tuple[int, int]] = Field(default_factory=list)
+    method: str | None = None
+    closest: str | None = None
+    similarity: float | None = None
+
+    @property
+    def resolved(self) -> bool:
+        """Whether the quote was found in its document."""
+        return bool(self.spans)
+
+
+class QueryInfo(_Model):
+    """A query of the evaluation set, as the report saw it.
+
+    Attributes:
+        query_id: The query id.
+        query: The question text.
+        category: ``normal``, ``unanswerable`` or a user category.
+        qtype: Question type, when labelled.
+        gold: The gold evidence (empty for an unanswerable query).
+    """
+
+    query_id: str
+    query: str
+    category: str = "normal"
+    qtype: str | None = None
+    gold: list[GoldEvidence] = Field(default_factory=list)
+
+    @property
+    def answerable(self) -> bool:
+        """Whether the query has gold evidence (unanswerable queries are not ranked)."""
+        return bool(self.gold)
+
+
+class ReportHit(_Model):
+    """One retrieved hit; its rank is its position in the list (1-based).
+
+    Attributes:
+        doc: Document id.
+        start: Start offset of the chunk in the document.
+        end: End offset (exclusive).
+        score: The retriever's score.
+        duplicate_of: Rank of an earlier hit in the same list with the same or nearly the same
+            text, when there is one.
+    """
+
+    doc: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    score: float
+    duplicate_of: int | None = None
+
+
+class EvidenceTrace(_Model):
+    """What a stage did with one gold quote of one query (what diagnosis reads).
+
+    ``None`` always means *not measurable for this stage*, never zero or false.
+
+    Attributes:
+        gold_index: Index of the quote in the query's ``gold`` list.
+        first_rank: Rank of the first recorded hit touching the quote, or ``None`` when no hit
+            within the recorded depth touches it.
+        doc_indexed: Whether any chunk of the stage comes from the quote's document.
+        best_chunk_share: Largest share of the quote's span held by one chunk of the stage.
+        best_chunk_rank: Rank at which that chunk was retrieved (``None``: not retrieved).
+        tokens_before_quote: Encoder tokens before the quote starts inside that chunk (dense).
+        shares_query_term: Whether that chunk shares a content term with the query (lexical).
+    """
+
+    gold_index: int = Field(ge=0)
+    first_rank: int | None = Field(default=None, ge=1)
+    doc_indexed: bool | None = None
+    best_chunk_share: float | None = Field(default=None, ge=0.0, le=1.0)
+    best_chunk_rank: int | None = Field(default=None, ge=1)
+    tokens_before_quote: int | None = Field(default=None, ge=0)
+    shares_query_term: bool | None = None
+
+
+class QueryResult(_Model):
+    """One stage's result for one answerable query.
+
+    Attributes:
+        query_id: The query id.
+        scores: Metric name to value.
+        hits: The top hits in rank order.
+        evidence: One trace per gold quote.
+        missing: True when the retriever returned nothing for the query (scored zero, kept in
+            the mean).
+    """
+
+    query_id: str
+    scores: dict[str, float]
+    hits: list[ReportHit] = Field(default_factory=list)
+    evidence: list[EvidenceTrace] = Field(default_factory=list)
+    missing: bool = False
+
+
+class MetricAggregate(_Model):
+    """Mean of a metric over the answerable queries with its bootstrap range.
+
+    Attributes:
+        mean: Mean over answerable queries (missing queries count as zero).
+        low: Lower end of the bootstrap interval.
+        high: Upper end of the bootstrap interval.
+        query_count: Number of queries averaged.
+    """
+
+    mean: float
+    low: float
+    high: float
+    query_count: int = Field(ge=0)
+
+
+class StageComparison(_Model):
+    """A stage against the baseline on one metric (paired bootstrap over queries).
+
+    Attributes:
+        metric: Metric name.
+        baseline: Baseline stage name.
+        candidate: This stage's name.
+        effect: Mean per-query difference, candidate minus baseline.
+        low: Lower end of the interval on the difference.
+        high: Upper end of the interval on the difference.
+        p_value: Bootstrap two-sided p-value.
+        p_holm: Holm-adjusted p-value across the report's candidate stages.
+        verdict: ``better``, ``worse`` or ``inconclusive``.
+    """
+
+    metric: str
+    baseline: str
+    candidate: str
+    effect: float
+    low: float
+    high: float
+    p_value: float = Field(gt=0.0, le=1.0)
+    p_holm: float = Field(gt=0.0, le=1.0)
+    verdict: Literal["better", "worse", "inconclusive"]
+
+
+class StageReport(_Model):
+    """Everything about one retrieval stage.
+
+    Attributes:
+        name: Unique stage name (the baseline is ``bm25``).
+        kind: Retriever kind: bm25, dense, hybrid, command, callable or predictions.
+        baseline: True for the baseline stage (exactly one, the first).
+        retriever: Retriever settings as run (model, parameters, fused stages...).
+        chunker: Chunker settings, or ``None`` when the retriever brings its own spans.
+        encoder_max_tokens: The encoder's maximum input length, for dense stages.
+        chunk_count: Number of chunks indexed, when known.
+        indexed_documents: Number of documents with at least one chunk, when known.
+        queries: One result per answerable query.
+        aggregates: Metric name to mean and bootstrap range.
+        comparisons: Differences from the baseline (empty for the baseline).
+        timings: Seconds per phase (chunking, indexing, retrieval, scoring).
+        error: Why the stage failed, when it did (then it has no results).
+    """
+
+    name: str
+    kind: str
+    baseline: bool = False
+    retriever: dict[str, Any] = Field(default_factory=dict)
+    chunker: dict[str, Any] | None = None
+    encoder_max_tokens: int | None = None
+    chunk_count: int | None = None
+    indexed_documents: int | None = None
+    queries: list[QueryResult] = Field(default_factory=list)
+    aggregates: dict[str, MetricAggregate] = Field(default_factory=dict)
+    comparisons: list[StageComparison] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+    error: str | None = None
+
+
+class EvalReport(_Model):
+    """The evaluation report: run metadata, the queries, every stage, and notes.
+
+    Attributes:
+        schema_version: Format version, ``major.minor``.
+        run: How the report was produced.
+        queries: Every query of the set, answerable or not.
+        stages: The stages; the first is the baseline ``bm25``.
+        notes: What a number in this report cannot say (read them).
+        timings: Seconds per phase of the whole run.
+    """
+
+    schema_version: str = SCHEMA_VERSION
+    run: RunInfo
+    queries: list[QueryInfo]
+    stages: list[StageReport]
+    notes: list[str] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check_consistency(self) -> EvalReport:
+        problems = _semantic_problems(self)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    def stage(self, name: str) -> StageReport:
+        """Return the stage called ``name``.
+
+        Raises:
+            ReportError: No stage has that name (the message lists the names there are).
+        """
+        for stage in self.stages:
+            if stage.name == name:
+                return stage
+        known = ", ".join(s.name for s in self.stages)
+        raise ReportError(f"no stage named {name!r} in the report (stages: {known})")
+
+    @property
+    def baseline(self) -> StageReport:
+        """The baseline stage."""
+        return self.stages[0]
+
+    @property
+    def answerable_count(self) -> int:
+        """Number of queries with gold evidence."""
+        return sum(1 for q in self.queries if q.answerable)
+
+    @property
+    def unanswerable_count(self) -> int:
+        """Number of queries without gold evidence (excluded from ranking metrics)."""
+        return sum(1 for q in self.queries if not q.answerable)
+
+
+def _semantic_problems(report: EvalReport) -> list[str]:
+    problems: list[str] = []
+    if not report.stages:
+        return ["a report needs at least the baseline stage"]
+    names = [s.name for s in report.stages]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        problems.append(f"stage names must be unique: {', '.join(duplicates)} repeated")
+    first = report.stages[0]
+    if first.name != BASELINE_STAGE or not first.baseline:
+        problems.append(f"the first stage must be the baseline named {BASELINE_STAGE!r}")
+    baselines = [s.name for s in report.stages if s.baseline]
+    if len(baselines) != 1:
+        problems.append(f"exactly one baseline stage expected, found {len(baselines)}")
+    query_ids = [q.query_id for q in report.queries]
+    if len(set(query_ids)) != len(query_ids):
+        problems.append("query ids must be unique")
+    answerable = {q.query_id: len(q.gold) for q in report.queries if q.answerable}
+    for stage in report.stages:
+        for result in stage.queries:
+            gold_count = answerable.get(result.query_id)
+            if gold_count is None:
+                problems.append(
+                    f"stage {stage.name!r}: query {result.query_id!r} is not an answerable "
+                    "query of the report"
+                )
+                break
+            if any(t.gold_index >= gold_count for t in result.evidence):
+                problems.append(
+                    f"stage {stage.name!r}: query {result.query_id!r} traces a gold quote "
+                    "it does not have"
+                )
+                break
+            bad = [m for m, v in result.scores.items() if not math.isfinite(v)]
+            if bad:
+                problems.append(
+                    f"stage {stage.name!r}: query {result.query_id!r} has a non-finite {bad[0]}"
+                )
+                break
+    return problems
+
+
+def _version_tuple(version: object) -> tuple[int, int] | None:
+    if not isinstance(version, str):
+        return None
+    parts = version.split(".")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def _format_error(error: Mapping[str, Any]) -> str:
+    loc = ".".join(str(part) for part in error.get("loc", ())) or "report"
+    return f"{loc}: {error.get('msg', 'invalid')}"
+
+
+def _drop_path(data: Any, loc: tuple[int | str, ...]) -> bool:
+    """Remove the key at ``loc`` from nested data; True when something was removed."""
+    node = data
+    for part in loc[:-1]:
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        else:
+            return False
+    if isinstance(node, dict) and loc and loc[-1] in node:
+        del node[loc[-1]]
+        return True
+    return False
+
+
+def _version_problem(data: Any) -> tuple[str | None, bool]:
+    """Return (problem, is_later_minor) for the report's schema_version."""
+    if not isinstance(data, dict):
+        return "a report must be a JSON object", False
+    version = _version_tuple(data.get("schema_version"))
+    ours = _version_tuple(SCHEMA_VERSION)
+    assert ours is not None
+    if version is None:
+        return (
+            f"schema_version must be 'major.minor', got {data.get('schema_version')!r}",
+            False,
+        )
+    if version[0] != ours[0]:
+        return (
+            f"report schema {version[0]}.{version[1]} is not readable by this groundkit "
+            f"(reads {ours[0]}.x); upgrade groundkit-core-judgments"
+            if version[0] > ours[0]
+            else f"report schema {version[0]}.{version[1]} is older than {ours[0]}.0 and "
+            "no longer readable; re-run the evaluation",
+            False,
+        )
+    return None, version[1] > ours[1]
+
+
+def parse_report(data: Any, *, source: str | Path | None = None) -> EvalReport:
+    """Validate decoded JSON as an :class:`EvalReport`.
+
+    A report from a later minor version is read for the fields this version knows (unknown
+    fields are dropped); a different major version is refused.
+
+    Args:
+        data: Decoded JSON.
+        source: Where it came from, for error messages.
+
+    Returns:
+        The validated report.
+
+    Raises:
+        ReportError: Wrong version or a schema mismatch (the first few are listed).
+    """
+    problem, later_minor = _version_problem(data)
+    if problem is not None:
+        raise ReportError(problem, path=source)
+    if later_minor:
+        data = json.loads(json.dumps(data))  # private copy: unknown fields are pruned in place
+        for _ in range(10_000):
+            try:
+                return EvalReport.model_validate(data)
+            except ValidationError as exc:
+                extras = [e for e in exc.errors() if e["type"] == "extra_forbidden"]
+                if not extras or not any(_drop_path(data, tuple(e["loc"])) for e in extras):
+                    raise ReportError(_summarise(exc), path=source) from None
+    try:
+        return EvalReport.model_validate(data)
+    except ValidationError as exc:
+        raise ReportError(_summarise(exc), path=source) from None
+
+
+def _summarise(exc: ValidationError, limit: int = 3) -> str:
+    errors = exc.errors()
+    shown = "; ".join(_format_error(e) for e in errors[:limit])
+    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
+    return f"not a valid groundkit report: {shown}{more}"
+
+
+def check_report(data: Any) -> list[str]:
+    """List every mismatch between decoded JSON and the report contract.
+
+    Args:
+        data: Decoded JSON of a report.
+
+    Returns:
+        One line per problem; empty when the report is valid for this version.
+    """
+    problem, _ = _version_problem(data)
+    if problem is not None:
+        return [problem]
+    try:
+        EvalReport.model_validate(data)
+    except ValidationError as exc:
+        return [_format_error(e) for e in exc.errors()]
+    return []
+
+
+def load_report(path: str | Path) -> EvalReport:
+    """Read and check a report file.
+
+    Raises:
+        ReportError: Unreadable file, invalid JSON, wrong version or schema mismatch.
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ReportError("report file not found", path=file) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"cannot read report: {exc}", path=file) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"not JSON: {exc.msg}", path=file, line=exc.lineno) from None
+    return parse_report(data, source=file)
+
+
+def report_to_json(report: EvalReport) -> str:
+    """Serialise a report deterministically (stable key order, full float precision)."""
+    return json.dumps(report.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"
+
+
+def dump_report(report: EvalReport, path: str | Path) -> None:
+    """Check and write a report atomically.
+
+    Raises:
+        ReportError: The report does not satisfy the contract (nothing is written).
+    """
+    text = report_to_json(report)
+    problems = check_report(json.loads(text))
+    if problems:
+        raise ReportError("refusing to write an invalid report: " + "; ".join(problems[:3]))
+    try:
+        atomic_write_text(Path(path), text)
+    except JudgmentError:
+        raise
+    except OSError as exc:
+        raise ReportError(f"cannot write report: {exc}", path=path) from None
+
+
+def shipped_report_schema() -> dict[str, Any]:
+    """The JSON Schema file shipped inside the package (``report.schema.json``).
+
+    It is generated from the models (``report_json_schema``); a test keeps the two equal.
+    """
+    text = resources.files("groundkit.judgments").joinpath("report.schema.json").read_text("utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def report_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the report, generated from the models."""
+    schema = EvalReport.model_json_schema(mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = f"groundkit EvalReport {SCHEMA_VERSION}"
+    return schema
