@@ -1,0 +1,109 @@
+"""The error hierarchy of groundkit-core-judgments.
+
+Every bad-input error of the distribution is a :class:`JudgmentError` (a ``ValueError``), so
+callers can catch one class; its ``str`` is always a single line of the form
+``"<path>:<line>: <id>: <message>"`` with the parts that are unknown left out.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+__all__ = ["JudgmentError", "ReportError", "UnsafePathError"]
+
+# Characters that would break the one-line promise (or hide text in a terminal) besides the
+# C0/C1 controls that unicodedata already classifies as "Cc".
+_LINE_BREAKING = frozenset("\u2028\u2029\u0085")
+
+
+def one_line(text: str) -> str:
+    r"""Return ``text`` with control characters and line breaks escaped (``\n``, ``\x00``...).
+
+    Used for every part of an error message, so that user data (a query id with a newline, a
+    file name with an escape sequence) can never split or corrupt the one-line report.
+    """
+    if text.isprintable():
+        return text
+    out: list[str] = []
+    for char in text:
+        if char in _LINE_BREAKING or unicodedata.category(char) == "Cc":
+            out.append(repr(char)[1:-1])
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+class JudgmentError(ValueError):
+    """Bad input to groundkit.judgments: base class of every error of the distribution.
+
+    Args:
+        message: What is wrong, in one sentence (line breaks are escaped).
+        path: The file concerned, when known.
+        line: The 1-based line number in ``path``, when known.
+        item_id: The query id or document id concerned, when known.
+
+    Attributes:
+        message: The bare message, without location.
+        path: The file as a string (``os.fspath``), or ``None``.
+        line: The 1-based line number, or ``None``.
+        item_id: The query or document id, or ``None``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        item_id: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path: str | None = None if path is None else os.fspath(path)
+        self.line = line
+        self.item_id = item_id
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        location = ""
+        if self.path is not None:
+            location = one_line(self.path)
+            if self.line is not None:
+                location += f":{self.line}"
+        elif self.line is not None:
+            location = f"line {self.line}"
+        parts = [part for part in (location, self.item_id) if part is not None and part != ""]
+        rendered = [one_line(part) for part in parts]
+        rendered.append(one_line(self.message))
+        return ": ".join(rendered)
+
+    def __str__(self) -> str:
+        return self._render()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only constructor arguments are not in self.args; keep pickling (and therefore
+        # multiprocessing) faithful to every attribute.
+        return (
+            _rebuild,
+            (type(self), self.message, self.path, self.line, self.item_id),
+        )
+
+
+def _rebuild(
+    cls: type[JudgmentError],
+    message: str,
+    path: str | None,
+    line: int | None,
+    item_id: str | None,
+) -> JudgmentError:
+    return cls(message, path=path, line=line, item_id=item_id)
+
+
+class UnsafePathError(JudgmentError):
+    """A file or folder name, or a resolved path, that is unsafe or not portable."""
+
+
+class ReportError(JudgmentError):
+    """A report that does not follow the report schema, or has an unsupported version."""

@@ -1,0 +1,214 @@
+"""Reading and writing judgments as strict JSON Lines.
+
+Format: UTF-8, one JSON object per line, each a :class:`~groundkit.judgments.Judgment`.
+Blank (whitespace-only) lines are skipped, so a trailing newline or a spacer line is harmless and
+line numbers in errors still match an editor's. A leading UTF-8 byte-order mark is ignored.
+Everything else is strict: a malformed line, a repeated key, ``NaN``, an unknown field, a
+contract violation or a duplicate query id is an error naming the file, the line and the id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from groundkit.judgments._errors import JudgmentError
+from groundkit.judgments._models import Judgment, format_validation_error
+from groundkit.judgments._paths import atomic_write_text
+
+__all__ = [
+    "dump_judgments",
+    "iter_jsonl_objects",
+    "judgments_fingerprint",
+    "load_judgments",
+]
+
+_BOM = "\ufeff"
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"key {key!r} appears twice in one object")
+        result[key] = value
+    return result
+
+
+def iter_jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Stream the JSON objects of a strict JSON Lines file, one line at a time.
+
+    Shared by every JSONL reader of the distribution so they all accept exactly the same syntax.
+
+    Args:
+        path: The file to read.
+
+    Yields:
+        ``(line_number, object)`` pairs; line numbers are 1-based, blank lines are skipped.
+
+    Raises:
+        JudgmentError: The file cannot be read, is not UTF-8, or a line is not one JSON object
+            (with unique keys and no ``NaN``/``Infinity``); the error names file and line.
+    """
+    try:
+        handle = Path(path).open("rb")  # noqa: SIM115 - closed in the finally clause below
+    except OSError as error:
+        raise JudgmentError(f"cannot read file: {error.strerror or error}", path=path) from None
+    try:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise JudgmentError(
+                    f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column "
+                    f"{error.start + 1}); save the file as UTF-8",
+                    path=path,
+                    line=number,
+                ) from None
+            if number == 1 and line.startswith(_BOM):
+                line = line[1:]
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(
+                    line, object_pairs_hook=_unique_keys, parse_constant=_refuse_constant
+                )
+            except json.JSONDecodeError as error:
+                raise JudgmentError(
+                    f"invalid JSON: {error.msg} (column {error.colno})", path=path, line=number
+                ) from None
+            except ValueError as error:
+                raise JudgmentError(f"invalid JSON: {error}", path=path, line=number) from None
+            except RecursionError:
+                raise JudgmentError(
+                    "invalid JSON: nested too deeply", path=path, line=number
+                ) from None
+            if not isinstance(value, dict):
+                raise JudgmentError(
+                    f"expected a JSON object, got {_json_kind(value)}", path=path, line=number
+                )
+            yield number, value
+    finally:
+        handle.close()
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number"
+
+
+def load_judgments(path: str | Path) -> list[Judgment]:
+    """Load and validate a judgments file (strict JSON Lines, see the module docs).
+
+    Args:
+        path: The ``.jsonl`` file.
+
+    Returns:
+        The judgments in file order.
+
+    Raises:
+        JudgmentError: On the first problem, naming the file, the line and (when known) the
+            query id, e.g. ``judgments.jsonl:7: leave-policy: gold.0.doc: document id ...``.
+    """
+    judgments: list[Judgment] = []
+    first_line: dict[str, int] = {}
+    for number, data in iter_jsonl_objects(path):
+        raw_id = data.get("query_id")
+        item_id = raw_id if isinstance(raw_id, str) else None
+        try:
+            judgment = Judgment.model_validate(data)
+        except ValidationError as error:
+            raise JudgmentError(
+                format_validation_error(error), path=path, line=number, item_id=item_id
+            ) from None
+        previous = first_line.setdefault(judgment.query_id, number)
+        if previous != number:
+            raise JudgmentError(
+                f"duplicate query id (first defined on line {previous})",
+                path=path,
+                line=number,
+                item_id=judgment.query_id,
+            )
+        judgments.append(judgment)
+    return judgments
+
+
+def _record(judgment: Judgment) -> dict[str, Any]:
+    # Defaults are left out: files stay short and adding an optional field later does not
+    # change existing files or their fingerprints.
+    return judgment.model_dump(mode="json", exclude_defaults=True)
+
+
+def _sorted_unique(judgments: Iterable[Judgment]) -> list[Judgment]:
+    ordered = sorted(judgments, key=lambda judgment: judgment.query_id)
+    for before, after in itertools.pairwise(ordered):
+        if before.query_id == after.query_id:
+            raise JudgmentError("duplicate query id", item_id=after.query_id)
+    return ordered
+
+
+def dump_judgments(judgments: Iterable[Judgment], path: str | Path) -> None:
+    """Write judgments as JSON Lines sorted by query id, atomically.
+
+    The whole file is serialised in memory first, then written to a temporary file beside
+    ``path`` and renamed over it, so a failure leaves any previous file untouched.
+
+    Args:
+        judgments: The judgments; query ids must be unique.
+        path: Destination file (its folder must exist).
+
+    Raises:
+        JudgmentError: Two judgments share a query id (nothing is written).
+    """
+    lines = [
+        json.dumps(_record(judgment), ensure_ascii=False, allow_nan=False) + "\n"
+        for judgment in _sorted_unique(judgments)
+    ]
+    atomic_write_text(Path(os.fspath(path)), "".join(lines))
+
+
+def judgments_fingerprint(judgments: Iterable[Judgment]) -> str:
+    """SHA-256 (hex) of the canonical JSON Lines form of a set of judgments.
+
+    Canonical means sorted by query id, keys sorted, compact separators, defaults omitted; the
+    fingerprint therefore ignores input order, key order and formatting of the source file.
+
+    Args:
+        judgments: The judgments; query ids must be unique.
+
+    Returns:
+        64 lowercase hexadecimal characters.
+
+    Raises:
+        JudgmentError: Two judgments share a query id.
+    """
+    digest = hashlib.sha256()
+    for judgment in _sorted_unique(judgments):
+        line = json.dumps(
+            _record(judgment),
+            ensure_ascii=False,
+            allow_nan=False,
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+        digest.update(line.encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()

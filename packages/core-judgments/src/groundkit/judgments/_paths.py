@@ -1,0 +1,235 @@
+"""Path safety helpers used by every writer of the project.
+
+Names written to disk must be portable: a report folder created on Linux has to be checkable out
+on Windows and macOS, so :func:`validate_path_component` applies the union of the three
+platforms' rules. :func:`ensure_within` defends against ``..`` and symlink escapes, and the
+atomic writers guarantee that a failed write leaves the previous file untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import unicodedata
+from collections.abc import Iterable
+from pathlib import Path
+
+from groundkit.judgments._errors import UnsafePathError
+
+__all__ = [
+    "MAX_COMPONENT_BYTES",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "ensure_within",
+    "find_case_collisions",
+    "validate_path_component",
+]
+
+#: Longest file or folder name (in UTF-8 bytes) accepted by default: ext4, APFS and NTFS all
+#: allow 255 units, and 255 UTF-8 bytes never exceed 255 UTF-16 units.
+MAX_COMPONENT_BYTES = 255
+
+_WINDOWS_FORBIDDEN = frozenset('<>:"|?*')
+_SUPERSCRIPT_DIGITS = "\u00b9\u00b2\u00b3"
+# Device names Windows reserves whatever the extension ("nul.txt" is the null device too).
+_WINDOWS_DEVICES = frozenset(
+    {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
+    | {f"{port}{digit}" for port in ("COM", "LPT") for digit in "123456789" + _SUPERSCRIPT_DIGITS}
+)
+
+
+def _is_control(char: str) -> bool:
+    return unicodedata.category(char) == "Cc" or char in "\u2028\u2029"
+
+
+def validate_path_component(name: str, *, max_bytes: int = MAX_COMPONENT_BYTES) -> str:
+    r"""Check that ``name`` is one file or folder name that is safe on Linux, macOS and Windows.
+
+    Refused: empty names, ``.`` and ``..``, separators (``/`` and ``\``), NUL and other control
+    characters, the characters Windows forbids (``<>:"|?*``), Windows device names (``CON``,
+    ``PRN``, ``AUX``, ``NUL``, ``COM1``-``COM9``, ``LPT1``-``LPT9``, their superscript-digit
+    variants, ``CONIN$``/``CONOUT$``; case-insensitive and also with an extension such as
+    ``nul.txt``), names ending in a dot or a space (Windows silently strips them), names longer
+    than ``max_bytes`` UTF-8 bytes (Linux, APFS) and names longer than ``max_bytes`` UTF-16 units
+    once decomposed (HFS+ stores names in NFD; NTFS counts UTF-16 units).
+
+    Args:
+        name: The candidate name.
+        max_bytes: Byte budget for the name. Pass less than 255 when a suffix will be appended
+            later (for instance ``255 - len(".txt")``).
+
+    Returns:
+        ``name`` unchanged.
+
+    Raises:
+        UnsafePathError: The name is unsafe or not portable; the message says why.
+    """
+    if not isinstance(name, str):
+        raise UnsafePathError(f"a path component must be a string, not {type(name).__name__}")
+    shown = repr(name)
+    if name == "":
+        raise UnsafePathError("empty path component")
+    if name in {".", ".."}:
+        raise UnsafePathError(f"path component {shown} refers to a folder, not a name")
+    if "/" in name or "\\" in name:
+        raise UnsafePathError(f"path component {shown} contains a path separator")
+    if any(_is_control(char) for char in name):
+        raise UnsafePathError(f"path component {shown} contains a control character")
+    forbidden = sorted({char for char in name if char in _WINDOWS_FORBIDDEN})
+    if forbidden:
+        raise UnsafePathError(
+            f"path component {shown} contains {''.join(forbidden)!r}, forbidden on Windows"
+        )
+    if name[-1] in ". ":
+        raise UnsafePathError(f"path component {shown} ends with a dot or a space")
+    # Windows looks at the part before the first dot, ignoring trailing spaces ("NUL .txt").
+    stem = name.split(".", 1)[0].rstrip(" ").upper()
+    if stem in _WINDOWS_DEVICES:
+        raise UnsafePathError(f"path component {shown} is a reserved device name on Windows")
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise UnsafePathError(f"path component {shown} is not valid Unicode") from None
+    # HFS+ stores names decomposed and counts UTF-16 units: "ǖ" is 2 bytes but 3 units there.
+    decomposed_units = len(unicodedata.normalize("NFD", name).encode("utf-16-le")) // 2
+    if size > max_bytes:
+        raise UnsafePathError(
+            f"path component {shown[:40]}... is {size} UTF-8 bytes long (limit {max_bytes})"
+        )
+    if decomposed_units > max_bytes:
+        raise UnsafePathError(
+            f"path component {shown[:40]}... is {decomposed_units} UTF-16 units long once "
+            f"decomposed, as macOS HFS+ stores it (limit {max_bytes})"
+        )
+    return name
+
+
+def _fold(name: str) -> str:
+    # casefold() can produce non-NFC text ("ǰ" folds to "ǰ"), so normalise on both sides.
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
+
+
+def find_case_collisions(names: Iterable[str]) -> list[tuple[str, str]]:
+    """Find names that would land on the same file on a case-insensitive file system.
+
+    Two names collide when they differ as strings but are equal after Unicode NFC normalisation
+    and case folding (macOS and Windows both treat them as the same file). Names may be relative
+    POSIX paths: folders are compared too, so ``a/x.txt`` and ``A/y.txt`` collide on ``a``/``A``.
+    Identical strings are not reported (they are the same name, not a collision).
+
+    Args:
+        names: File names or relative POSIX paths.
+
+    Returns:
+        Pairs ``(first, later)`` in input order: the first spelling seen and the one that
+        collides with it. Each pair is reported once.
+    """
+    first_spelling: dict[str, str] = {}
+    pairs: list[tuple[str, str]] = []
+    reported: set[tuple[str, str]] = set()
+    for name in names:
+        parts = name.split("/")
+        for depth in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:depth])
+            key = _fold(prefix)
+            seen = first_spelling.setdefault(key, prefix)
+            if seen != prefix and (seen, prefix) not in reported:
+                reported.add((seen, prefix))
+                pairs.append((seen, prefix))
+    return pairs
+
+
+def ensure_within(root: Path, candidate: Path) -> Path:
+    """Resolve ``candidate`` and check that it lies inside ``root`` (or is ``root`` itself).
+
+    Both paths are resolved with symlinks followed, including a symlink that is the last,
+    not-yet-existing component and ``..`` after a missing folder, so a link planted inside
+    ``root`` that points elsewhere is refused. A relative ``candidate`` is taken relative to
+    ``root``.
+
+    Args:
+        root: The folder that must contain the result.
+        candidate: The path to check.
+
+    Returns:
+        The resolved candidate path.
+
+    Raises:
+        UnsafePathError: The resolved candidate is outside the resolved root.
+    """
+    resolved_root = Path(root).resolve()
+    target = Path(candidate)
+    if not target.is_absolute():
+        target = Path(root) / target
+    resolved = target.resolve()
+    if resolved != resolved_root and not resolved.is_relative_to(resolved_root):
+        raise UnsafePathError(
+            f"resolves to {resolved}, outside {resolved_root}", path=os.fspath(candidate)
+        )
+    return resolved
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see either the old file or the new one.
+
+    The bytes go to a temporary file in the same folder (same file system, so the final rename
+    is atomic), are flushed to disk, and the temporary file replaces ``path`` with
+    :func:`os.replace`. On any failure the temporary file is removed and ``path`` is untouched.
+    The new file gets the usual permissions for a new file (``0o666`` minus the umask).
+
+    Args:
+        path: Destination file; its folder must exist.
+        data: The complete new content.
+    """
+    destination = Path(path)
+    folder = destination.parent
+    # Short prefix: the temporary name must itself stay under the 255-byte limit.
+    stem = destination.name[:40]
+    while True:
+        temporary = folder / f".{stem}.{secrets.token_hex(6)}.tmp"
+        try:
+            descriptor = os.open(
+                temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666
+            )
+        except FileExistsError:  # pragma: no cover - 48 random bits make this practically moot
+            continue
+        break
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        temporary.replace(destination)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+    _fsync_folder(folder)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` as UTF-8 to ``path`` atomically (see :func:`atomic_write_bytes`).
+
+    Line endings are written exactly as given (no platform translation), so output is
+    byte-identical on every operating system.
+
+    Args:
+        path: Destination file; its folder must exist.
+        text: The complete new content.
+    """
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def _fsync_folder(folder: Path) -> None:
+    # Makes the rename itself durable on POSIX; folders cannot be opened this way on Windows.
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
