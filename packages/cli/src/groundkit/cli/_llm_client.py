@@ -1,0 +1,174 @@
+"""A minimal client for OpenAI-compatible chat endpoints (standard library only).
+
+It POSTs ``{"model", "messages", "temperature"}`` as JSON to ``{base_url}/chat/completions`` and
+returns the first choice's message text. Any server speaking that protocol works: a hosted API,
+a local llama.cpp / vLLM / Ollama server. The evalset library only sees a ``prompt -> reply``
+callable, so it never depends on this module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from groundkit.cli._errors import InputError, StageFailedError
+
+__all__ = ["ChatClient", "ModelEndpointError", "client_from_options"]
+
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+_SHOWN_BODY = 200
+
+
+class ModelEndpointError(StageFailedError):
+    """The model endpoint could not be reached or answered with an error (exit code 1)."""
+
+
+def _server_message(body: bytes) -> str:
+    text = body.decode("utf-8", errors="replace").strip()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return " ".join(text.split())[:_SHOWN_BODY]
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return " ".join(error["message"].split())[:_SHOWN_BODY]
+        if isinstance(error, str):
+            return " ".join(error.split())[:_SHOWN_BODY]
+    return " ".join(text.split())[:_SHOWN_BODY]
+
+
+class ChatClient:
+    """Ask a chat model one prompt at a time.
+
+    Args:
+        base_url: Endpoint root, e.g. ``http://127.0.0.1:8080/v1``.
+        model: Model name sent with each request.
+        api_key: Sent as ``Authorization: Bearer <key>`` when given.
+        timeout: Seconds to wait for each reply.
+        retries: Extra attempts after a timeout, a refused connection or HTTP 429/5xx.
+        retry_delay: Seconds before the first retry (doubled each time).
+
+    Attributes:
+        requests: Number of requests sent so far (retries included).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        retries: int = 2,
+        retry_delay: float = 1.0,
+    ) -> None:
+        parsed = urllib.parse.urlsplit(base_url)
+        if parsed.scheme not in {"http", "https"} or not parsed.netloc:
+            raise InputError(
+                f"--base-url {base_url!r} is not an http(s) URL (e.g. http://127.0.0.1:8080/v1)"
+            )
+        if not model.strip():
+            raise InputError("--model is empty")
+        if timeout <= 0:
+            raise InputError(f"--timeout must be positive, got {timeout}")
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.api_key = api_key
+        self.timeout = timeout
+        self.retries = retries
+        self.retry_delay = retry_delay
+        self.requests = 0
+
+    def __call__(self, prompt: str) -> str:
+        """Send ``prompt`` as one user message; return the reply text.
+
+        Raises:
+            ModelEndpointError: Unreachable endpoint, HTTP error, timeout, or a reply that is not
+                a chat completion (the message names the URL and what went wrong).
+        """
+        body = json.dumps(
+            {
+                "model": self.model,
+                "messages": [{"role": "user", "content": prompt}],
+                "temperature": 0,
+            }
+        ).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        delay = self.retry_delay
+        for attempt in range(self.retries + 1):
+            last = attempt == self.retries
+            request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+            self.requests += 1
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    payload = response.read()
+            except urllib.error.HTTPError as error:
+                detail = _server_message(error.read())
+                if error.code in _RETRY_STATUSES and not last:
+                    time.sleep(delay)
+                    delay *= 2
+                    continue
+                raise ModelEndpointError(
+                    f"model endpoint {self.url} answered HTTP {error.code}"
+                    + (f": {detail}" if detail else "")
+                ) from None
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
+                reason = getattr(error, "reason", error)
+                if not last:
+                    time.sleep(delay)
+                    delay *= 2
+                    continue
+                raise ModelEndpointError(
+                    f"cannot reach model endpoint {self.url}: {reason}"
+                ) from None
+            return self._content(payload)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _content(self, payload: bytes) -> str:
+        try:
+            data: Any = json.loads(payload.decode("utf-8"))
+            content = data["choices"][0]["message"]["content"]
+        except (UnicodeDecodeError, json.JSONDecodeError, KeyError, IndexError, TypeError):
+            shown = " ".join(payload.decode("utf-8", errors="replace").split())[:_SHOWN_BODY]
+            raise ModelEndpointError(
+                f"model endpoint {self.url} sent a reply that is not a chat completion: {shown!r}"
+            ) from None
+        if not isinstance(content, str):
+            raise ModelEndpointError(f"model endpoint {self.url} sent a reply without text")
+        return content
+
+
+def client_from_options(
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    *,
+    timeout: float = 120.0,
+    required: bool = False,
+) -> ChatClient | None:
+    """Build a client from the ``--model/--base-url/--api-key-env`` options (or ``None``).
+
+    Raises:
+        InputError: Only one of model and base URL given, a model required but missing, or the
+            API key variable not set.
+    """
+    if model is None and base_url is None:
+        if required:
+            raise InputError("--model and --base-url are required")
+        return None
+    if model is None or base_url is None:
+        raise InputError("--model and --base-url go together: give both")
+    api_key = None
+    if api_key_env is not None:
+        api_key = os.environ.get(api_key_env)
+        if not api_key:
+            raise InputError(f"--api-key-env {api_key_env}: that environment variable is not set")
+    return ChatClient(base_url, model, api_key=api_key, timeout=timeout)

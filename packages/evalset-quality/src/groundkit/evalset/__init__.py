@@ -1,0 +1,109 @@
+"""Eval-set quality: catch a bad eval set before it costs a wrong conclusion.
+
+``assess`` says how large a difference the set can detect (and how that number depends on
+pairing), how much of it is reviewed, portable and discriminating; filters drop items that
+would mislead (too short, dangling references, unresolved evidence, near-duplicates, questions
+every system aces or a model answers without retrieval); ``Classifier`` labels question
+types; ``ReviewQueue`` drives a resumable human review; ``draft_questions`` drafts new items
+from corpus passages with any model.
+"""
+
+from groundkit.evalset.__about__ import __version__
+from groundkit.evalset._assess import EvalSetQuality, assess
+from groundkit.evalset._chain import MIN_KEPT, FilterChain, FilterResult, default_filters
+from groundkit.evalset._classify import (
+    QTYPE_SOURCE_KEY,
+    QUESTION_TYPES,
+    UNLABELLED,
+    Classifier,
+    Label,
+    heuristic_type,
+    normalise_type,
+    type_distribution,
+)
+from groundkit.evalset._closed_book import Answerer, ClosedBookResult, closed_book_check
+from groundkit.evalset._errors import EvalSetError
+from groundkit.evalset._filters import (
+    DanglingReferenceFilter,
+    Filter,
+    FilterOutcome,
+    GeneralKnowledgeFilter,
+    NearDuplicateFilter,
+    NonDiscriminatingFilter,
+    Rejection,
+    ResolutionInput,
+    TooShortFilter,
+    UnresolvedEvidenceFilter,
+    dangling_pronoun,
+)
+from groundkit.evalset._floors import questions_needed, round_up
+from groundkit.evalset._generate import DraftResult, DroppedDraft, draft_questions, split_passages
+from groundkit.evalset._notes import CAUTION, INFO, Note, NoteLevel
+from groundkit.evalset._review import (
+    VERDICT_KEY,
+    Decision,
+    ReviewAction,
+    ReviewProgress,
+    ReviewQueue,
+)
+from groundkit.evalset._scores import ScoreInput, discriminating_power
+from groundkit.evalset._version import (
+    SET_VERSION_KEY,
+    bump_set_version,
+    set_version,
+    with_set_version,
+)
+
+__all__ = [
+    "CAUTION",
+    "INFO",
+    "MIN_KEPT",
+    "QTYPE_SOURCE_KEY",
+    "QUESTION_TYPES",
+    "SET_VERSION_KEY",
+    "UNLABELLED",
+    "VERDICT_KEY",
+    "Answerer",
+    "Classifier",
+    "ClosedBookResult",
+    "DanglingReferenceFilter",
+    "Decision",
+    "DraftResult",
+    "DroppedDraft",
+    "EvalSetError",
+    "EvalSetQuality",
+    "Filter",
+    "FilterChain",
+    "FilterOutcome",
+    "FilterResult",
+    "GeneralKnowledgeFilter",
+    "Label",
+    "NearDuplicateFilter",
+    "NonDiscriminatingFilter",
+    "Note",
+    "NoteLevel",
+    "Rejection",
+    "ResolutionInput",
+    "ReviewAction",
+    "ReviewProgress",
+    "ReviewQueue",
+    "ScoreInput",
+    "TooShortFilter",
+    "UnresolvedEvidenceFilter",
+    "__version__",
+    "assess",
+    "bump_set_version",
+    "closed_book_check",
+    "dangling_pronoun",
+    "default_filters",
+    "discriminating_power",
+    "draft_questions",
+    "heuristic_type",
+    "normalise_type",
+    "questions_needed",
+    "round_up",
+    "set_version",
+    "split_passages",
+    "type_distribution",
+    "with_set_version",
+]
