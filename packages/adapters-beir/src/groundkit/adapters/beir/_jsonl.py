@@ -1,0 +1,137 @@
+"""Streaming reader for BEIR's JSON Lines files, plain or gzip-compressed.
+
+The files are untrusted downloads: every line must be one JSON object with unique keys and
+no ``NaN``/``Infinity``, in UTF-8; the first problem is an error naming the file and line.
+Lines are read one at a time (``gzip`` decompresses as it goes), so memory does not grow with
+the file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from groundkit.adapters.beir._errors import BeirError
+
+__all__ = ["find_jsonl", "iter_json_objects"]
+
+_BOM = "\ufeff"
+
+
+def find_jsonl(source_dir: Path, stem: str) -> Path:
+    """Return ``<stem>.jsonl`` or ``<stem>.jsonl.gz`` in ``source_dir``, whichever exists.
+
+    Raises:
+        BeirError: Neither exists, both exist (ambiguous), or the name is not a regular file.
+    """
+    plain = source_dir / f"{stem}.jsonl"
+    packed = source_dir / f"{stem}.jsonl.gz"
+    present = [candidate for candidate in (plain, packed) if candidate.is_file()]
+    if len(present) == 2:
+        raise BeirError(
+            f"both {plain.name} and {packed.name} exist; keep one so it is clear which to read",
+            path=source_dir,
+        )
+    if present:
+        return present[0]
+    for candidate in (plain, packed):
+        if candidate.exists() or candidate.is_symlink():
+            raise BeirError("not a readable regular file", path=candidate)
+    raise BeirError(
+        f"missing {plain.name} (or {packed.name}); expected BEIR's layout: corpus.jsonl, "
+        "queries.jsonl, qrels/<split>.tsv",
+        path=source_dir,
+    )
+
+
+def _open(path: Path) -> gzip.GzipFile | BinaryIO:
+    try:
+        if path.name.endswith(".gz"):
+            return gzip.GzipFile(path, "rb")
+        return path.open("rb")
+    except OSError as error:
+        raise BeirError(f"cannot read file: {error.strerror or error}", path=path) from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"key {key!r} appears twice in one object")
+        result[key] = value
+    return result
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _parse_line(raw: bytes, path: Path, number: int) -> dict[str, Any] | None:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BeirError(
+            f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1})",
+            path=path,
+            line=number,
+        ) from None
+    if number == 1:
+        line = line.removeprefix(_BOM)
+    if not line.strip():
+        return None
+    try:
+        value = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as error:
+        raise BeirError(
+            f"invalid JSON: {error.msg} (column {error.colno})", path=path, line=number
+        ) from None
+    except ValueError as error:
+        raise BeirError(f"invalid JSON: {error}", path=path, line=number) from None
+    except RecursionError:
+        raise BeirError("invalid JSON: nested too deeply", path=path, line=number) from None
+    if not isinstance(value, dict):
+        raise BeirError(
+            f"expected a JSON object, got {type(value).__name__}", path=path, line=number
+        )
+    return value
+
+
+def iter_json_objects(
+    path: Path, on_bytes: Callable[[bytes], None] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Stream ``(line_number, object)`` pairs of a JSON Lines file (``.gz`` decompressed).
+
+    Blank lines are skipped; a UTF-8 byte-order mark at the start is ignored.
+
+    Args:
+        path: The file.
+        on_bytes: Called with every raw (decompressed) line, e.g. to hash the content.
+
+    Raises:
+        BeirError: The file is unreadable, truncated or corrupt (gzip), not UTF-8, or a line
+            is not a JSON object; the message names the file and line.
+    """
+    handle = _open(path)
+    number = 0
+    with handle:
+        while True:
+            try:
+                raw = handle.readline()
+            except (OSError, EOFError, zlib.error) as error:
+                raise BeirError(
+                    f"cannot read (corrupt or truncated file?): {error}",
+                    path=path,
+                    line=number + 1,
+                ) from None
+            if not raw:
+                return
+            number += 1
+            if on_bytes is not None:
+                on_bytes(raw)
+            value = _parse_line(raw, path, number)
+            if value is not None:
+                yield number, value
