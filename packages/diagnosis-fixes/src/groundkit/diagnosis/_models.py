@@ -1,0 +1,373 @@
+"""The data of a diagnosis: buckets of lost evidence, the measurements behind each fix, fixes.
+
+Every model is frozen and JSON-serialisable (``model_dump(mode="json")``). ``None`` always
+means *not measurable for this stage*, never zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "BUCKETS",
+    "BUCKET_TITLES",
+    "FIXES",
+    "FIX_BUCKETS",
+    "FIX_KNOBS",
+    "Bucket",
+    "BucketName",
+    "Diagnosis",
+    "Fix",
+    "FixEvidence",
+    "FixName",
+    "MissExample",
+    "Rate",
+    "Reference",
+    "Replay",
+    "StageSnapshot",
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+BucketName = Literal[
+    "gold-not-resolvable",
+    "document-not-indexed",
+    "split-by-chunker",
+    "beyond-encoder-window",
+    "just-below-cutoff",
+    "found-by-other-stage",
+    "vocabulary-mismatch",
+    "crowded-by-duplicates",
+    "not-retrieved",
+]
+
+BUCKETS: tuple[BucketName, ...] = (
+    "gold-not-resolvable",
+    "document-not-indexed",
+    "split-by-chunker",
+    "beyond-encoder-window",
+    "just-below-cutoff",
+    "found-by-other-stage",
+    "vocabulary-mismatch",
+    "crowded-by-duplicates",
+    "not-retrieved",
+)
+"""The buckets in contract order: a miss goes into the first one its evidence fits."""
+
+BUCKET_TITLES: dict[BucketName, str] = {
+    "gold-not-resolvable": "gold not resolvable",
+    "document-not-indexed": "document never indexed",
+    "split-by-chunker": "split by the chunker",
+    "beyond-encoder-window": "beyond the encoder's window",
+    "just-below-cutoff": "ranked just below the cutoff",
+    "found-by-other-stage": "found by another stage",
+    "vocabulary-mismatch": "vocabulary mismatch",
+    "crowded-by-duplicates": "crowded out by near-duplicates",
+    "not-retrieved": "not retrieved",
+}
+
+FixName = Literal[
+    "repair-judgments",
+    "index-coverage",
+    "chunk-overlap",
+    "larger-chunks",
+    "smaller-chunks",
+    "rerank",
+    "raise-k",
+    "hybrid-fusion",
+    "query-expansion",
+    "dense",
+    "deduplicate",
+]
+
+FIXES: tuple[FixName, ...] = (
+    "repair-judgments",
+    "index-coverage",
+    "chunk-overlap",
+    "larger-chunks",
+    "smaller-chunks",
+    "rerank",
+    "raise-k",
+    "hybrid-fusion",
+    "query-expansion",
+    "dense",
+    "deduplicate",
+)
+"""Every fix, in bucket order (the tie-break of the ranking)."""
+
+FIX_BUCKETS: dict[FixName, tuple[BucketName, ...]] = {
+    "repair-judgments": ("gold-not-resolvable",),
+    "index-coverage": ("document-not-indexed",),
+    "chunk-overlap": ("split-by-chunker",),
+    "larger-chunks": ("split-by-chunker",),
+    "smaller-chunks": ("beyond-encoder-window",),
+    "rerank": ("just-below-cutoff",),
+    "raise-k": ("just-below-cutoff",),
+    "hybrid-fusion": ("found-by-other-stage",),
+    "query-expansion": ("vocabulary-mismatch",),
+    "dense": ("vocabulary-mismatch",),
+    "deduplicate": ("crowded-by-duplicates",),
+}
+"""The buckets whose misses each fix addresses (``not-retrieved`` has no fix of its own)."""
+
+FIX_KNOBS: dict[FixName, str] = {
+    "repair-judgments": "the judgments file (fix or drop the quotes)",
+    "index-coverage": "corpus loading (which documents are indexed)",
+    "chunk-overlap": "chunker overlap",
+    "larger-chunks": "chunker size",
+    "smaller-chunks": "chunker size, or the model's input length",
+    "rerank": "a reranker stage over the top candidates",
+    "raise-k": "k (hits passed on)",
+    "hybrid-fusion": "a hybrid stage fusing named stages",
+    "query-expansion": "the retriever's query (expansion)",
+    "dense": "the retriever (a dense model)",
+    "deduplicate": "near-duplicate removal before the cutoff",
+}
+
+
+class _Model(BaseModel):
+    model_config = _FROZEN
+
+
+class MissExample(_Model):
+    """One missed gold quote, shown as an example of its bucket.
+
+    Attributes:
+        query_id: The query.
+        gold_index: Index of the quote in the query's gold list.
+        quote: The quote, shortened for display.
+        first_rank: Rank of the first hit touching the quote (``None``: none recorded).
+        best_chunk_rank: Rank at which the chunk holding most of the quote was retrieved
+            (``None``: not retrieved, or not measurable).
+        found_by: For ``found-by-other-stage``, the other stages that have it within k.
+    """
+
+    query_id: str
+    gold_index: int
+    quote: str
+    first_rank: int | None = None
+    best_chunk_rank: int | None = None
+    found_by: list[str] = Field(default_factory=list)
+
+
+class Bucket(_Model):
+    """Where some of the stage's misses went.
+
+    Attributes:
+        name: The bucket's name.
+        position: Its place in the contract order (1 to 9).
+        title: Readable title.
+        count: Misses in the bucket; ``None`` when the stage cannot measure it.
+        share: ``count`` over all misses; ``None`` with ``count`` (or when nothing was missed).
+        weight: What the bucket's misses are worth in the stage's recall@k (the gain if every
+            one of them were found); ``None`` with ``count``.
+        unmeasured: Misses that reached this bucket's test without the measurement it needs
+            (they went on to later buckets).
+        reason: Why the bucket is not measurable, when it is not.
+        examples: Up to the requested number of examples.
+    """
+
+    name: BucketName
+    position: int = Field(ge=1, le=len(BUCKETS))
+    title: str
+    count: int | None
+    share: float | None
+    weight: float | None
+    unmeasured: int = 0
+    reason: str | None = None
+    examples: list[MissExample] = Field(default_factory=list)
+
+
+class Rate(_Model):
+    """A recall measured on a set of comparable gold quotes.
+
+    Attributes:
+        label: Which gold is comparable (a noun phrase).
+        found: Comparable quotes found within k.
+        total: Comparable quotes.
+    """
+
+    label: str
+    found: int = Field(ge=0)
+    total: int = Field(ge=0)
+
+    @property
+    def value(self) -> float | None:
+        """``found / total``; ``None`` when there is no comparable gold."""
+        return None if self.total == 0 else self.found / self.total
+
+
+class Reference(_Model):
+    """How another stage of the report does on a fix's misses.
+
+    Attributes:
+        stage: The other stage.
+        found: Misses of the fix it finds within k.
+        gain: What those misses are worth in this stage's recall@k.
+    """
+
+    stage: str
+    found: int = Field(ge=0)
+    gain: float
+
+
+class Replay(_Model):
+    """A fix replayed exactly from the rankings the report holds.
+
+    Attributes:
+        metric: The metric re-scored after the fix (``recall@50`` for raise-k).
+        before: The stage's mean recall@k as recomputed.
+        after: The mean of ``metric`` after the fix.
+        query_count: Queries averaged.
+        detail: What was replayed, in words.
+        other_stage: The stage fused with (hybrid-fusion).
+        new_k: The raised cutoff (raise-k).
+        removed_hits: Near-duplicate hits removed (deduplicate).
+        finds: Misses the replay finds, by the bucket they were in (a replay is the whole
+            effect of the fix, so it can find misses of other buckets than the fix's own).
+        loses: Quotes found before that the replay no longer finds.
+    """
+
+    metric: str
+    before: float
+    after: float
+    query_count: int
+    detail: str
+    other_stage: str | None = None
+    new_k: int | None = None
+    removed_hits: int | None = None
+    finds: dict[BucketName, int] = Field(default_factory=dict)
+    loses: int = 0
+
+    @property
+    def gain(self) -> float:
+        """``after - before``."""
+        return self.after - self.before
+
+
+class FixEvidence(_Model):
+    """What the diagnosis measured for one fix (:func:`~groundkit.diagnosis.fixes` reads it).
+
+    Attributes:
+        fix: The fix.
+        buckets: Its buckets.
+        misses: Misses it addresses; ``None`` when its buckets are not measurable.
+        query_equivalents: Those misses counted as queries (each counts ``1 / quotes of its
+            query``).
+        ceiling: Their worth in recall@k (every one found); ``None`` with ``misses``.
+        rate: The recall on comparable gold used to estimate the gain (estimated fixes).
+        reference: Another stage's result on the same misses, when the report has one.
+        replay: The exact replay (raise-k, hybrid-fusion, deduplicate), when possible.
+        note: A qualification of the figures (why a rate or replay is missing...).
+    """
+
+    fix: FixName
+    buckets: list[BucketName]
+    misses: int | None
+    query_equivalents: float | None
+    ceiling: float | None
+    rate: Rate | None = None
+    reference: Reference | None = None
+    replay: Replay | None = None
+    note: str | None = None
+
+
+class StageSnapshot(_Model):
+    """The configuration of the diagnosed stage, as the report recorded it.
+
+    Attributes:
+        kind: Retriever kind.
+        retriever: Retriever settings.
+        chunker: Chunker settings (``None``: the retriever brings its own spans).
+        encoder_max_tokens: The encoder's input length (dense stages).
+    """
+
+    kind: str
+    retriever: dict[str, Any] = Field(default_factory=dict)
+    chunker: dict[str, Any] | None = None
+    encoder_max_tokens: int | None = None
+
+
+class Diagnosis(_Model):
+    """Where one stage of a report loses gold evidence at cutoff k.
+
+    Attributes:
+        report: Where the report was read from, when known.
+        stage: The stage diagnosed.
+        config: Its configuration.
+        level: ``chunk`` or ``document`` (the report's level).
+        k: The cutoff.
+        metric: ``recall@k``, the unit of every gain.
+        query_count: Answerable queries (the denominator of recall@k).
+        single_quote: Every query has exactly one gold quote (then a miss is one query).
+        gold_count: Gold quotes of those queries.
+        found_count: Quotes found within k.
+        miss_count: Quotes missed at k.
+        recall: The stage's mean recall@k as recomputed from its recorded hits.
+        recorded_recall: The mean of the report's own recall@k scores, when it has them.
+        items_hash: Hash of the stage's per-query recall@k (see :func:`items_hash`).
+        config_hash: Hash of ``config`` (see :func:`config_hash`).
+        other_stages: Other successful stages of the report (candidates for comparison).
+        buckets: The nine buckets, in order.
+        evidence: What was measured for each fix.
+        notes: What the figures cannot say.
+    """
+
+    report: str | None = None
+    stage: str
+    config: StageSnapshot
+    level: Literal["chunk", "document"]
+    k: int = Field(ge=1)
+    metric: str
+    query_count: int = Field(ge=0)
+    single_quote: bool
+    gold_count: int = Field(ge=0)
+    found_count: int = Field(ge=0)
+    miss_count: int = Field(ge=0)
+    recall: float
+    recorded_recall: float | None = None
+    items_hash: str
+    config_hash: str
+    other_stages: list[str] = Field(default_factory=list)
+    buckets: list[Bucket]
+    evidence: list[FixEvidence]
+    notes: list[str] = Field(default_factory=list)
+
+    def bucket(self, name: BucketName) -> Bucket:
+        """The bucket called ``name``."""
+        for bucket in self.buckets:
+            if bucket.name == name:
+                return bucket
+        raise KeyError(name)
+
+
+class Fix(_Model):
+    """A change to the stage, with the recall@k it is expected to gain.
+
+    Attributes:
+        rank: Position in the ranking (1 = largest expected gain).
+        name: The fix.
+        knob: What to turn.
+        buckets: The buckets whose misses it addresses.
+        misses: Those misses (``None``: not measurable for this stage).
+        expected: Expected gain in recall@k (``None``: cannot be estimated).
+        ceiling: Gain if every miss of its buckets were found.
+        reference: Gain if its misses were found at another stage's rate.
+        reference_stage: That stage.
+        exact: The gain was replayed from the recorded rankings, not estimated.
+        basis: How ``expected`` was computed, in one sentence.
+    """
+
+    rank: int = Field(ge=1)
+    name: FixName
+    knob: str
+    buckets: list[BucketName]
+    misses: int | None
+    expected: float | None
+    ceiling: float | None
+    reference: float | None = None
+    reference_stage: str | None = None
+    exact: bool = False
+    basis: str

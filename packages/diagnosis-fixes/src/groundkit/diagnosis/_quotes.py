@@ -1,0 +1,180 @@
+"""Per-quote facts of a stage: where each gold quote was first touched and what it weighs.
+
+A hit *touches* a quote by exactly the rule of the metrics (``groundkit.judgments.overlaps``
+with the report's ``min_overlap_fraction``); at document level, by coming from the quote's
+document. A quote is *found* at k when its first touching hit ranks ``<= k``. A quote of a
+query with ``G`` quotes, in a set of ``N`` answerable queries, weighs ``1 / (G * N)`` of the
+stage's mean recall@k: that is what finding it adds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from groundkit.judgments import (
+    EvalReport,
+    EvidenceTrace,
+    GoldEvidence,
+    GoldItem,
+    QueryInfo,
+    QueryResult,
+    ReportHit,
+    StageReport,
+    overlaps,
+)
+
+__all__ = ["DOCUMENT_SPAN_END", "QuoteCase", "StageQuotes", "first_ranks", "gold_items"]
+
+DOCUMENT_SPAN_END = 1 << 62
+"""End of the whole-document span standing for a quote at document level."""
+
+
+def first_ranks(
+    hits: Sequence[ReportHit],
+    gold: Sequence[GoldEvidence],
+    *,
+    level: str,
+    min_overlap_fraction: float,
+) -> list[int | None]:
+    """For each gold quote, the 1-based rank of the first hit touching it (``None``: none)."""
+    by_doc: dict[str, list[tuple[int, int, int]]] = {}
+    for rank, hit in enumerate(hits, start=1):
+        by_doc.setdefault(hit.doc, []).append((rank, hit.start, hit.end))
+    ranks: list[int | None] = []
+    for quote in gold:
+        candidates = by_doc.get(quote.doc, [])
+        found: int | None = None
+        if level == "document":
+            found = candidates[0][0] if candidates else None
+        else:
+            for rank, start, end in candidates:
+                if any(
+                    overlaps(start, end, s, e, min_overlap_fraction=min_overlap_fraction)
+                    for s, e in quote.spans
+                ):
+                    found = rank
+                    break
+        ranks.append(found)
+    return ranks
+
+
+def gold_items(queries: Sequence[QueryInfo], *, level: str) -> dict[str, list[GoldItem]]:
+    """The gold of answerable queries in the form the core metrics score.
+
+    At document level every quote stands for its whole document (resolved or not), which is
+    how the harness traces document-level runs.
+    """
+    items: dict[str, list[GoldItem]] = {}
+    for query in queries:
+        if not query.answerable:
+            continue
+        items[query.query_id] = [
+            GoldItem(
+                grade=quote.grade,
+                spans=((quote.doc, 0, DOCUMENT_SPAN_END),)
+                if level == "document"
+                else tuple((quote.doc, start, end) for start, end in quote.spans),
+            )
+            for quote in query.gold
+        ]
+    return items
+
+
+@dataclass(frozen=True, slots=True)
+class QuoteCase:
+    """One gold quote of one answerable query, as one stage saw it.
+
+    Attributes:
+        query: The query.
+        gold_index: Index of the quote in ``query.gold``.
+        weight: What finding it adds to the stage's mean recall@k.
+        first_rank: Rank of the first touching hit of the stage (``None``: none recorded).
+        trace: The stage's evidence trace of the quote (``None``: the report has none).
+    """
+
+    query: QueryInfo
+    gold_index: int
+    weight: float
+    first_rank: int | None
+    trace: EvidenceTrace | None
+
+    @property
+    def gold(self) -> GoldEvidence:
+        """The quote."""
+        return self.query.gold[self.gold_index]
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """``(query_id, gold_index)``."""
+        return self.query.query_id, self.gold_index
+
+    def found(self, k: int) -> bool:
+        """Whether a hit within rank ``k`` touches the quote."""
+        return self.first_rank is not None and self.first_rank <= k
+
+
+@dataclass(frozen=True, eq=False)
+class StageQuotes:
+    """Every quote of a stage with its first rank, in report order.
+
+    Attributes:
+        stage: The stage.
+        cases: One case per gold quote of every answerable query.
+        results: The stage's results by query id.
+        query_count: Answerable queries of the report.
+    """
+
+    stage: StageReport
+    cases: tuple[QuoteCase, ...]
+    results: Mapping[str, QueryResult]
+    query_count: int
+
+    @classmethod
+    def build(cls, report: EvalReport, stage: StageReport) -> StageQuotes:
+        """Trace every answerable query's quotes through ``stage``'s recorded hits."""
+        answerable = [q for q in report.queries if q.answerable]
+        results = {result.query_id: result for result in stage.queries}
+        count = len(answerable)
+        cases: list[QuoteCase] = []
+        for query in answerable:
+            result = results.get(query.query_id)
+            hits = result.hits if result is not None else []
+            traces = {t.gold_index: t for t in result.evidence} if result is not None else {}
+            ranks = first_ranks(
+                hits,
+                query.gold,
+                level=report.run.level,
+                min_overlap_fraction=report.run.min_overlap_fraction,
+            )
+            weight = 1.0 / (len(query.gold) * count)
+            cases.extend(
+                QuoteCase(query, index, weight, rank, traces.get(index))
+                for index, rank in enumerate(ranks)
+            )
+        return cls(stage=stage, cases=tuple(cases), results=results, query_count=count)
+
+    def found_keys(self, k: int) -> set[tuple[str, int]]:
+        """Keys of the quotes found within ``k``."""
+        return {case.key for case in self.cases if case.found(k)}
+
+    def per_query_recall(self, k: int) -> dict[str, float]:
+        """Recall@k of each answerable query (found quotes over its quotes)."""
+        found: dict[str, int] = {}
+        total: dict[str, int] = {}
+        for case in self.cases:
+            query_id = case.query.query_id
+            total[query_id] = total.get(query_id, 0) + 1
+            found[query_id] = found.get(query_id, 0) + (1 if case.found(k) else 0)
+        return {query_id: found[query_id] / total[query_id] for query_id in total}
+
+    def mean_recall(self, k: int) -> float:
+        """Mean recall@k over the answerable queries (0 without queries)."""
+        per_query = self.per_query_recall(k)
+        return math.fsum(per_query.values()) / len(per_query) if per_query else 0.0
+
+    def top_has_duplicate(self, query_id: str, k: int) -> bool:
+        """Whether the top ``k`` hits of the query include a near-duplicate of an earlier hit."""
+        result = self.results.get(query_id)
+        return result is not None and any(h.duplicate_of is not None for h in result.hits[:k])

@@ -1,0 +1,697 @@
+"""The track record: predicted gains next to the gains later measured, in one JSON Lines file.
+
+Each line is one complete JSON object:
+
+* a *prediction* (``"record": "prediction"``), appended by ``grk eval diagnose --track-record``:
+  the stage, its configuration, the hash of its per-query recall@k (:func:`items_hash`) and
+  every fix with its expected gain, ceiling, reference and basis;
+* a *measurement* (``"record": "measurement"``), appended by ``grk eval compare A B
+  --track-record``: when A's per-query recall@k hashes like a prediction's stage and B applied
+  one of its fixes (named with ``--applied``, or inferred when the two stage configurations
+  differ only at that fix's knobs), what B measured against A with its interval.
+
+Appends are atomic line writes: the whole line is given to one ``os.write`` on a descriptor
+opened with ``O_APPEND``, then ``fsync``-ed, so concurrent writers never interleave and a crash
+never leaves half a line followed by a good one. A line that does not parse is reported with
+its line number (a :class:`Caution`) and skipped; it is never silently dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from groundkit.diagnosis._errors import DiagnosisError
+from groundkit.diagnosis._fixes import fixes as rank_fixes
+from groundkit.diagnosis._hashing import canonical_json, items_hash
+from groundkit.diagnosis._models import FIXES, Diagnosis, Fix, FixName, StageSnapshot
+from groundkit.stats import ItemComparison, compare_items
+
+__all__ = [
+    "RECORD_FORMAT",
+    "Caution",
+    "MeasuredSide",
+    "Measurement",
+    "MeasurementOutcome",
+    "PredictedFix",
+    "Prediction",
+    "TrackRecord",
+    "append_record_line",
+    "infer_applied_fix",
+    "read_track_record",
+    "record_measurement",
+    "record_prediction",
+]
+
+RECORD_FORMAT = 1
+"""Format of the lines this version writes."""
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+Rows = Mapping[str, Mapping[str, float]]
+"""Per-query rows of one stage: query id to metric name to value."""
+
+
+class _Model(BaseModel):
+    model_config = _FROZEN
+
+
+class PredictedFix(_Model):
+    """A fix as predicted for a stage.
+
+    Attributes:
+        name: The fix.
+        rank: Its rank in the prediction.
+        misses: Misses it addresses (``None``: not measurable).
+        expected: Expected gain in recall@k.
+        ceiling: Gain if every one of its misses were found.
+        reference: Gain at another stage's rate.
+        reference_stage: That stage.
+        exact: Replayed exactly from the recorded rankings.
+        basis: How ``expected`` was computed.
+        new_k: For raise-k, the raised cutoff (the measurement compares B's recall@new_k).
+    """
+
+    name: FixName
+    rank: int
+    misses: int | None
+    expected: float | None
+    ceiling: float | None
+    reference: float | None = None
+    reference_stage: str | None = None
+    exact: bool = False
+    basis: str
+    new_k: int | None = None
+
+
+class Prediction(_Model):
+    """A prediction line.
+
+    Attributes:
+        record: Always ``"prediction"``.
+        format: Line format version.
+        id: Identifier (hash of the rest of the line).
+        created_at: ISO-8601 UTC time of the diagnosis.
+        report: The report diagnosed.
+        stage: The stage.
+        level: The report's level.
+        k: The cutoff.
+        metric: ``recall@k``.
+        query_count: Answerable queries.
+        recall: The stage's recall@k.
+        items_hash: Hash of the stage's per-query recall@k.
+        config_hash: Hash of ``config``.
+        config: The stage's configuration.
+        fixes: The ranked fixes.
+    """
+
+    record: Literal["prediction"] = "prediction"
+    format: Literal[1] = 1
+    id: str
+    created_at: str
+    report: str | None = None
+    stage: str
+    level: str
+    k: int
+    metric: str
+    query_count: int
+    recall: float
+    items_hash: str
+    config_hash: str
+    config: StageSnapshot
+    fixes: list[PredictedFix]
+
+    def fix(self, name: str) -> PredictedFix | None:
+        """The predicted fix called ``name``, if predicted."""
+        return next((f for f in self.fixes if f.name == name), None)
+
+
+class MeasuredSide(_Model):
+    """One side of a measurement.
+
+    Attributes:
+        path: Its items file.
+        stage: Its stage name.
+        items_hash: Hash of its per-query recall@k (the prediction's metric).
+        config: Its stage configuration, when the items file records one.
+        metric: The metric measured on this side.
+        mean: Its mean.
+    """
+
+    path: str | None = None
+    stage: str | None = None
+    items_hash: str | None = None
+    config: dict[str, Any] | None = None
+    metric: str
+    mean: float
+
+
+class Measurement(_Model):
+    """A measurement line: what B measured after applying a predicted fix to A.
+
+    Attributes:
+        record: Always ``"measurement"``.
+        format: Line format version.
+        created_at: ISO-8601 UTC time of the comparison.
+        prediction_id: The prediction it answers.
+        fix: The fix B applied.
+        how: ``named`` (``--applied``) or ``inferred`` (from the configurations).
+        a: The diagnosed run.
+        b: The run with the fix.
+        query_count: Paired queries.
+        measured: Mean difference B − A.
+        low: Low end of its interval.
+        high: High end of its interval.
+        confidence_level: Coverage of the interval.
+        p_value: The gating test's p-value.
+        verdict: ``better``, ``worse`` or ``inconclusive``.
+        predicted: The prediction for this fix.
+    """
+
+    record: Literal["measurement"] = "measurement"
+    format: Literal[1] = 1
+    created_at: str
+    prediction_id: str
+    fix: FixName
+    how: Literal["named", "inferred"]
+    a: MeasuredSide
+    b: MeasuredSide
+    query_count: int
+    measured: float
+    low: float
+    high: float
+    confidence_level: float
+    p_value: float
+    verdict: Literal["better", "worse", "inconclusive"]
+    predicted: PredictedFix
+
+    @property
+    def inside(self) -> bool | None:
+        """Whether the expected gain lies within the measured interval (``None``: none)."""
+        expected = self.predicted.expected
+        return None if expected is None else self.low <= expected <= self.high
+
+
+_ENTRY: TypeAdapter[Prediction | Measurement] = TypeAdapter(
+    Annotated[Prediction | Measurement, Field(discriminator="record")]
+)
+
+
+class Caution(_Model):
+    """A line of the record that could not be read (it is skipped, and said so).
+
+    Attributes:
+        path: The record file.
+        line: 1-based line number.
+        reason: What is wrong with it.
+    """
+
+    path: str
+    line: int
+    reason: str
+
+    @property
+    def message(self) -> str:
+        """``CAUTION: <path>:<line>: <reason>; line skipped``."""
+        return f"CAUTION: {self.path}:{self.line}: {self.reason}; line skipped"
+
+
+class TrackRecord(_Model):
+    """Every readable line of a record file, and a caution for every other one.
+
+    Attributes:
+        path: The file.
+        predictions: Prediction lines, in file order.
+        measurements: Measurement lines, in file order.
+        cautions: Lines skipped, with their numbers.
+    """
+
+    path: str
+    predictions: list[Prediction] = Field(default_factory=list)
+    measurements: list[Measurement] = Field(default_factory=list)
+    cautions: list[Caution] = Field(default_factory=list)
+
+    def prediction(self, prediction_id: str) -> Prediction | None:
+        """The prediction with that id."""
+        return next((p for p in self.predictions if p.id == prediction_id), None)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def append_record_line(path: str | Path, entry: Prediction | Measurement) -> None:
+    """Append one entry as one line, atomically (one ``os.write`` with ``O_APPEND``, fsync).
+
+    If the file ends without a newline (a line cut by a crash elsewhere), the new line starts
+    with one, so the damage stays confined to the line already there.
+
+    Raises:
+        DiagnosisError: The file cannot be written.
+    """
+    file = Path(path)
+    line = canonical_json(entry.model_dump(mode="json")) + "\n"
+    try:
+        fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise DiagnosisError(f"cannot open the track record: {exc.strerror}", path=file) from None
+    try:
+        size = os.fstat(fd).st_size
+        if size:
+            with file.open("rb") as reader:
+                reader.seek(size - 1)
+                if reader.read(1) != b"\n":
+                    line = "\n" + line
+        data = line.encode("utf-8")
+        written = os.write(fd, data)
+        if written != len(data):
+            raise DiagnosisError(
+                f"short write to the track record ({written} of {len(data)} bytes)", path=file
+            )
+        os.fsync(fd)
+    except OSError as exc:
+        raise DiagnosisError(
+            f"cannot append to the track record: {exc.strerror}", path=file
+        ) from None
+    finally:
+        os.close(fd)
+
+
+def _reason(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error.get("loc", ())) or "line"
+    return f"not a valid track-record line ({where}: {error.get('msg', 'invalid')})"
+
+
+def read_track_record(path: str | Path, *, missing_ok: bool = False) -> TrackRecord:
+    """Read a record file; unreadable lines become cautions naming their line numbers.
+
+    Args:
+        path: The record file.
+        missing_ok: Treat a missing file as an empty record instead of an error.
+
+    Raises:
+        DiagnosisError: The file is missing (unless ``missing_ok``) or unreadable.
+    """
+    file = Path(path)
+    try:
+        raw = file.read_bytes()
+    except FileNotFoundError:
+        if missing_ok:
+            return TrackRecord(path=str(file))
+        raise DiagnosisError("track record not found", path=file) from None
+    except OSError as exc:
+        raise DiagnosisError(f"cannot read the track record: {exc.strerror}", path=file) from None
+    predictions: list[Prediction] = []
+    measurements: list[Measurement] = []
+    cautions: list[Caution] = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line.decode("utf-8"))
+            entry = _ENTRY.validate_python(data)
+        except UnicodeDecodeError:
+            cautions.append(Caution(path=str(file), line=number, reason="not UTF-8"))
+            continue
+        except json.JSONDecodeError as exc:
+            reason = f"not JSON ({exc.msg} at column {exc.colno})"
+            cautions.append(Caution(path=str(file), line=number, reason=reason))
+            continue
+        except ValidationError as exc:
+            cautions.append(Caution(path=str(file), line=number, reason=_reason(exc)))
+            continue
+        if isinstance(entry, Prediction):
+            predictions.append(entry)
+        else:
+            measurements.append(entry)
+    return TrackRecord(
+        path=str(file), predictions=predictions, measurements=measurements, cautions=cautions
+    )
+
+
+def _predicted(fix: Fix, diagnosis: Diagnosis) -> PredictedFix:
+    evidence = next(e for e in diagnosis.evidence if e.fix == fix.name)
+    return PredictedFix(
+        name=fix.name,
+        rank=fix.rank,
+        misses=fix.misses,
+        expected=fix.expected,
+        ceiling=fix.ceiling,
+        reference=fix.reference,
+        reference_stage=fix.reference_stage,
+        exact=fix.exact,
+        basis=fix.basis,
+        new_k=evidence.replay.new_k if evidence.replay is not None else None,
+    )
+
+
+def record_prediction(
+    path: str | Path,
+    diagnosis: Diagnosis,
+    ranked: Sequence[Fix] | None = None,
+    *,
+    created_at: str | None = None,
+) -> Prediction:
+    """Append a diagnosis's fixes to the record as one prediction line.
+
+    Args:
+        path: The record file (created when missing).
+        diagnosis: The diagnosis.
+        ranked: Its ranked fixes (default: ``fixes(diagnosis)``).
+        created_at: Timestamp (default: now, UTC).
+
+    Returns:
+        The appended prediction.
+    """
+    chosen = list(ranked) if ranked is not None else rank_fixes(diagnosis)
+    body: dict[str, Any] = {
+        "created_at": created_at or _now(),
+        "report": diagnosis.report,
+        "stage": diagnosis.stage,
+        "level": diagnosis.level,
+        "k": diagnosis.k,
+        "metric": diagnosis.metric,
+        "query_count": diagnosis.query_count,
+        "recall": diagnosis.recall,
+        "items_hash": diagnosis.items_hash,
+        "config_hash": diagnosis.config_hash,
+        "config": diagnosis.config.model_dump(mode="json"),
+        "fixes": [_predicted(fix, diagnosis).model_dump(mode="json") for fix in chosen],
+    }
+    identifier = hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()[:16]
+    prediction = Prediction.model_validate({"id": identifier, **body})
+    append_record_line(path, prediction)
+    return prediction
+
+
+# -- inference of the applied fix -----------------------------------------------------------
+
+_SIZE_KEYS = frozenset({"chunker.size", "chunker.max_chars", "chunker.max_sentences"})
+_ENCODER_KEYS = frozenset({"encoder_max_tokens", "retriever.max_seq_length"})
+
+
+def _flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        if not prefix and key == "name":
+            continue  # a stage's name is not one of its settings
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{path}."))
+        elif isinstance(value, list | tuple):
+            flat[path] = canonical_json(list(value))
+        else:
+            flat[path] = value
+    return flat
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _moved(a: Mapping[str, Any], b: Mapping[str, Any], keys: set[str]) -> tuple[bool, bool]:
+    """Whether any of ``keys`` went up, and whether any went down, from a to b."""
+    up = down = False
+    for key in keys:
+        before, after = _number(a.get(key)), _number(b.get(key))
+        if before is None or after is None:
+            continue
+        up = up or after > before
+        down = down or after < before
+    return up, down
+
+
+def _applies(fix: str, a: dict[str, Any], b: dict[str, Any], stage_a: str | None) -> bool:
+    diff = {key for key in set(a) | set(b) if a.get(key) != b.get(key)}
+    if not diff:
+        return False
+    if fix == "chunk-overlap":
+        up, _ = _moved(a, b, {"chunker.overlap"})
+        return diff == {"chunker.overlap"} and up
+    if fix in ("larger-chunks", "smaller-chunks"):
+        allowed = _SIZE_KEYS | {"chunker.overlap"}
+        if fix == "smaller-chunks":
+            allowed |= _ENCODER_KEYS
+        if not diff <= allowed:
+            return False
+        up, down = _moved(a, b, set(_SIZE_KEYS))
+        if fix == "larger-chunks":
+            return up and not down
+        encoder_up, _ = _moved(a, b, set(_ENCODER_KEYS))
+        return (down and not up) or (encoder_up and not (diff & _SIZE_KEYS))
+    if fix == "hybrid-fusion":
+        fused = b.get("retriever.stages")
+        names = json.loads(fused) if isinstance(fused, str) else []
+        return b.get("retriever.kind") == "hybrid" and stage_a is not None and stage_a in names
+    if fix == "dense":
+        chunker_same = all(
+            a.get(key) == b.get(key) for key in set(a) | set(b) if key.startswith("chunker.")
+        )
+        kinds = (a.get("retriever.kind"), b.get("retriever.kind"))
+        return kinds == ("bm25", "dense") and chunker_same
+    return False  # judgments, corpus, k, reranking, expansion, dedup: not in a stage config
+
+
+def infer_applied_fix(
+    config_a: Mapping[str, Any],
+    config_b: Mapping[str, Any],
+    candidates: Sequence[str],
+    *,
+    stage_a: str | None = None,
+) -> list[FixName]:
+    """The candidate fixes whose knobs are the only difference between two stage configs.
+
+    Inferable: chunk-overlap (only ``chunker.overlap`` grew), larger-chunks / smaller-chunks
+    (only chunk size keys moved, all one way; smaller-chunks also when only the encoder input
+    length grew), hybrid-fusion (B is a hybrid fusing A's stage), dense (BM25 to dense, same
+    chunker). Other fixes turn knobs outside a stage config and must be named.
+
+    Args:
+        config_a: A's stage configuration (nested mappings; a top-level ``name`` is ignored).
+        config_b: B's.
+        candidates: Fix names to consider (the prediction's).
+        stage_a: A's stage name (hybrid-fusion).
+
+    Returns:
+        The matching fixes, in the order of :data:`FIXES`.
+    """
+    a, b = _flatten(config_a), _flatten(config_b)
+    return [fix for fix in FIXES if fix in candidates and _applies(fix, a, b, stage_a)]
+
+
+# -- measurement ------------------------------------------------------------------------------
+
+
+class MeasurementOutcome(_Model):
+    """What ``record_measurement`` did.
+
+    Attributes:
+        status: ``recorded``; ``no-prediction`` (A matches no prediction); ``not-predicted``
+            (the named fix was not predicted for A); ``undetermined`` (no fix named and none,
+            or several, inferred); ``not-measured`` (a metric is missing or the comparison
+            failed).
+        message: One line for the user.
+        measurement: The appended line, when recorded.
+        cautions: Unreadable lines of the record.
+    """
+
+    status: Literal["recorded", "no-prediction", "not-predicted", "undetermined", "not-measured"]
+    message: str
+    measurement: Measurement | None = None
+    cautions: list[Caution] = Field(default_factory=list)
+
+
+def _column(rows: Rows, metric: str) -> dict[str, float] | None:
+    if not rows or any(metric not in row for row in rows.values()):
+        return None
+    return {query_id: float(row[metric]) for query_id, row in rows.items()}
+
+
+def _matching(record: TrackRecord, rows_a: Rows) -> list[Prediction]:
+    hashes: dict[str, str | None] = {}
+    found: list[Prediction] = []
+    for prediction in reversed(record.predictions):  # latest first
+        if prediction.metric not in hashes:
+            column = _column(rows_a, prediction.metric)
+            hashes[prediction.metric] = (
+                None if column is None else items_hash(column, prediction.metric)
+            )
+        if hashes[prediction.metric] == prediction.items_hash:
+            found.append(prediction)
+    return found
+
+
+def record_measurement(
+    record_path: str | Path,
+    items_a: Rows,
+    items_b: Rows,
+    comparison: ItemComparison | None = None,
+    *,
+    applied: str | None = None,
+    path_a: str | Path | None = None,
+    path_b: str | Path | None = None,
+    stage_a: str | None = None,
+    stage_b: str | None = None,
+    config_a: Mapping[str, Any] | None = None,
+    config_b: Mapping[str, Any] | None = None,
+    created_at: str | None = None,
+) -> MeasurementOutcome:
+    """Append what B measured when B applied a fix predicted for A.
+
+    A is matched to the latest prediction whose ``items_hash`` equals the hash of A's
+    per-query recall@k (see :func:`items_hash`). The fix is ``applied`` when given, else
+    inferred with :func:`infer_applied_fix` from the two configurations. The measurement is
+    B − A on the prediction's metric (for raise-k: B's recall at the raised cutoff against A's
+    recall@k), with the paired-bootstrap interval of :func:`groundkit.stats.compare_items`;
+    ``comparison`` is reused when it is already on that metric.
+
+    Args:
+        record_path: The record file.
+        items_a: A's per-query rows (query id to metric to value).
+        items_b: B's per-query rows.
+        comparison: The comparison the caller already made (its settings are reused).
+        applied: The fix B applied, when the user names it.
+        path_a: A's items file (recorded).
+        path_b: B's items file (recorded).
+        stage_a: A's stage name.
+        stage_b: B's stage name.
+        config_a: A's stage configuration (for inference).
+        config_b: B's stage configuration.
+        created_at: Timestamp (default: now, UTC).
+
+    Returns:
+        What was done; nothing is appended unless ``status == "recorded"``.
+
+    Raises:
+        DiagnosisError: ``applied`` is not a fix name, or the record cannot be read/written.
+    """
+    if applied is not None and applied not in FIXES:
+        raise DiagnosisError(f"unknown fix {applied!r} (fixes: {', '.join(FIXES)})")
+    record = read_track_record(record_path, missing_ok=True)
+    cautions = list(record.cautions)
+
+    def outcome(status: Any, message: str) -> MeasurementOutcome:
+        return MeasurementOutcome(status=status, message=message, cautions=cautions)
+
+    matches = _matching(record, items_a)
+    if not matches:
+        return outcome(
+            "no-prediction",
+            f"A matches no prediction in {record_path} (run grk eval diagnose on A's report "
+            "with --track-record first); nothing appended",
+        )
+    how: Literal["named", "inferred"]
+    if applied is not None:
+        prediction = next((p for p in matches if p.fix(applied) is not None), None)
+        if prediction is None:
+            return outcome(
+                "not-predicted",
+                f"{applied} was not among the fixes predicted for A's stage "
+                f"{matches[0].stage!r}; nothing appended",
+            )
+        fix_name, how = applied, "named"
+    else:
+        prediction = matches[0]
+        if config_a is None or config_b is None:
+            return outcome(
+                "undetermined",
+                "the items files record no stage configuration to infer the fix from; name it "
+                "with --applied; nothing appended",
+            )
+        inferred = infer_applied_fix(
+            config_a, config_b, [f.name for f in prediction.fixes], stage_a=stage_a
+        )
+        if len(inferred) != 1:
+            a, b = _flatten(config_a), _flatten(config_b)
+            differing = sorted(key for key in set(a) | set(b) if a.get(key) != b.get(key))
+            where = ", ".join(differing) if differing else "nowhere"
+            detail = (
+                f"the configs differ at {where}, which no predicted fix's knobs explain"
+                if not inferred
+                else f"several fixes fit ({', '.join(inferred)})"
+            )
+            return outcome(
+                "undetermined",
+                f"cannot tell which fix B applied: {detail}; name it with --applied; "
+                "nothing appended",
+            )
+        fix_name, how = inferred[0], "inferred"
+    predicted = prediction.fix(fix_name)
+    assert predicted is not None
+    metric_a = prediction.metric
+    metric_b = metric_a
+    if fix_name == "raise-k" and predicted.new_k is not None:
+        metric_b = f"recall@{predicted.new_k}"
+    column_a, column_b = _column(items_a, metric_a), _column(items_b, metric_b)
+    if column_a is None or column_b is None:
+        missing = metric_a if column_a is None else metric_b
+        side = "A" if column_a is None else "B"
+        return outcome("not-measured", f"{side} has no {missing} for every query; nothing appended")
+    if comparison is not None and comparison.metric == metric_a == metric_b:
+        result = comparison
+    else:
+        settings: dict[str, Any] = {}
+        if comparison is not None:
+            settings = {
+                "resamples": comparison.resamples,
+                "seed": comparison.seed,
+                "confidence_level": comparison.confidence_level,
+                "alpha": comparison.alpha,
+            }
+        try:
+            result = compare_items(column_a, column_b, metric=metric_b, **settings)
+        except ValueError as exc:
+            return outcome("not-measured", f"cannot measure {fix_name}: {exc}; nothing appended")
+    measurement = Measurement(
+        created_at=created_at or _now(),
+        prediction_id=prediction.id,
+        fix=fix_name,
+        how=how,
+        a=MeasuredSide(
+            path=None if path_a is None else str(path_a),
+            stage=stage_a,
+            items_hash=prediction.items_hash,
+            config=None if config_a is None else dict(config_a),
+            metric=metric_a,
+            mean=result.mean_a,
+        ),
+        b=MeasuredSide(
+            path=None if path_b is None else str(path_b),
+            stage=stage_b,
+            items_hash=items_hash(column_b, metric_b) if metric_b == metric_a else None,
+            config=None if config_b is None else dict(config_b),
+            metric=metric_b,
+            mean=result.mean_b,
+        ),
+        query_count=result.item_count,
+        measured=result.difference,
+        low=result.confidence_interval_low,
+        high=result.confidence_interval_high,
+        confidence_level=result.confidence_level,
+        p_value=result.p_value,
+        verdict=result.verdict,
+        predicted=predicted,
+    )
+    append_record_line(record_path, measurement)
+    expected = "—" if predicted.expected is None else f"{predicted.expected:+.3f}"
+    level = round(result.confidence_level * 100)
+    return MeasurementOutcome(
+        status="recorded",
+        message=(
+            f"{fix_name} ({how}): B measured {result.difference:+.3f} "
+            f"[{result.confidence_interval_low:+.3f}, {result.confidence_interval_high:+.3f}] "
+            f"({level}% interval) against {expected} predicted; appended to {record_path}"
+        ),
+        measurement=measurement,
+        cautions=cautions,
+    )
