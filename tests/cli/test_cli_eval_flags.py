@@ -1,0 +1,156 @@
+"""The compact flag syntax of `grk eval run`, and the progress display."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from groundkit.cli._console import ProgressDisplay
+from groundkit.cli._errors import InputError
+from groundkit.cli._eval_config import RunFlags, build_run_config
+from groundkit.cli._eval_flags import (
+    parse_chunker_spec,
+    parse_command_spec,
+    parse_hybrid_shortcut,
+    parse_predictions_spec,
+    parse_stage_spec,
+)
+from groundkit.cli._eval_run import command_record, default_items_path
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("document", {"kind": "document"}),
+        ("paragraphs", {"kind": "paragraphs", "max_chars": 1000}),
+        ("paragraphs:500", {"kind": "paragraphs", "max_chars": 500}),
+        ("sentences:3", {"kind": "sentences", "max_sentences": 3, "max_chars": None}),
+        ("sentences:3:600", {"kind": "sentences", "max_sentences": 3, "max_chars": 600}),
+        ("chars:800:100", {"kind": "chars", "size": 800, "overlap": 100}),
+        ("chars:800", {"kind": "chars", "size": 800, "overlap": 0}),
+        ("tokens:128:16", {"kind": "tokens", "size": 128, "overlap": 16}),
+    ],
+)
+def test_chunker_specs(spec: str, expected: dict[str, object]) -> None:
+    assert parse_chunker_spec(spec) == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [
+        ("chars", "expected chars:SIZE:OVERLAP"),
+        ("chars:0", "must be positive"),
+        ("chars:100:100", "overlap (100) must be smaller than size (100)"),
+        ("chars:1:2:3", "expected"),
+        ("document:5", "expected document"),
+        ("tokens:-3", "whole number"),
+        ("words:4", "unknown kind 'words'"),
+    ],
+)
+def test_bad_chunker_specs_say_why(spec: str, fragment: str) -> None:
+    with pytest.raises(InputError, match="chunker") as caught:
+        parse_chunker_spec(spec)
+    assert fragment in caught.value.format_message()
+
+
+def test_stage_specs() -> None:
+    small = parse_stage_spec("small=bm25@chars:400:50")
+    assert small.to_config() == {
+        "name": "small",
+        "retriever": {"kind": "bm25"},
+        "chunker": {"kind": "chars", "size": 400, "overlap": 50},
+    }
+    dense = parse_stage_spec("dense:intfloat/e5-small@paragraphs")
+    assert dense.name == "dense"
+    assert dense.options == {"model": "intfloat/e5-small"}
+    fused = parse_hybrid_shortcut("bm25,dense")
+    assert fused.to_config() == {
+        "name": "hybrid",
+        "retriever": {"kind": "hybrid", "stages": ["bm25", "dense"]},
+    }
+    assert parse_stage_spec("rrf=hybrid:bm25+dense+small").options["stages"] == [
+        "bm25",
+        "dense",
+        "small",
+    ]
+    command = parse_command_spec("mine=python 'my retriever.py' --k 5", timeout=3.0)
+    assert command.options == {"argv": ["python", "my retriever.py", "--k", "5"], "timeout": 3.0}
+    assert parse_predictions_spec("old=run.trec").options == {"path": "run.trec"}
+
+
+@pytest.mark.parametrize(
+    ("spec", "fragment"),
+    [
+        ("bm25:x", "bm25 takes no argument"),
+        ("h=hybrid:bm25", "two or more"),
+        ("h=hybrid:bm25+dense@document", "drop @CHUNKER"),
+        ("UPPER=bm25", "'UPPER'"),
+        ("x=splade", "unknown retriever 'splade'"),
+    ],
+)
+def test_bad_stage_specs(spec: str, fragment: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse_stage_spec(spec)
+    assert fragment in caught.value.format_message()
+
+
+def test_command_spec_errors() -> None:
+    with pytest.raises(InputError, match="NAME=VALUE"):
+        parse_command_spec("python x.py")
+    with pytest.raises(InputError, match="quotation"):
+        parse_command_spec("x=python 'unclosed")
+
+
+def test_flags_build_a_config_with_the_baseline_first(tmp_path: Path) -> None:
+    config = build_run_config(
+        RunFlags(
+            corpus=tmp_path / "c",
+            judgments=tmp_path / "j.jsonl",
+            chunker="paragraphs",
+            retrievers=["dense"],
+            hybrids=["bm25,dense"],
+            depth=20,
+            seed=4,
+        )
+    )
+    assert [s.name for s in config.stages] == ["bm25", "dense", "hybrid"]
+    assert config.depth == 20
+    assert config.bootstrap.seed == 4
+    assert config.stages[1].chunker is not None
+    assert config.stages[1].chunker.kind == "paragraphs"
+
+
+def test_items_path_beside_the_report() -> None:
+    assert default_items_path(Path("runs/today.json")) == Path("runs/today.items.jsonl")
+    assert default_items_path(Path("report")) == Path("report.items.jsonl")
+
+
+def test_command_record_lists_only_what_was_set() -> None:
+    import click
+
+    @click.command("run")
+    @click.option("--k", type=int, default=None)
+    @click.option("--stage", multiple=True)
+    @click.option("--no-items", is_flag=True)
+    @click.option("--report", default="groundkit-report.json")
+    def run(**_: object) -> None:
+        pass
+
+    ctx = run.make_context("run", ["--k", "5", "--stage", "a=bm25", "--stage", "b=dense"])
+    assert command_record(ctx) == ["grk", "--k", "5", "--stage", "a=bm25", "--stage", "b=dense"]
+
+
+def test_progress_display_draws_only_when_enabled() -> None:
+    stream = io.StringIO()
+    with ProgressDisplay(enabled=True, file=stream) as hook:
+        hook("load", 0, 2)
+        hook("load", 2, 2)
+        hook("bm25: index", 0, 0)
+        hook("bm25: retrieve", 5, 10)
+    quiet = io.StringIO()
+    with ProgressDisplay(file=quiet) as hook:  # a StringIO is not a terminal
+        hook("load", 1, 2)
+    assert quiet.getvalue() == ""
+    assert hook.enabled is False
