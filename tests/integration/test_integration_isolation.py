@@ -46,7 +46,10 @@ pytestmark = [pytest.mark.isolation, pytest.mark.slow]
 def _groundkit_dependencies(dist: str) -> list[str]:
     folder = DISTRIBUTIONS[dist][0]
     meta = tomllib.loads((REPO / "packages" / folder / "pyproject.toml").read_text("utf-8"))
-    names = [dep.split(">")[0].split("<")[0].split("=")[0].strip() for dep in meta["project"]["dependencies"]]
+    names = [
+        dep.split(">")[0].split("<")[0].split("=")[0].strip()
+        for dep in meta["project"]["dependencies"]
+    ]
     direct = [n for n in names if n.startswith("groundkit-")]
     closure: list[str] = []
     for name in direct:
@@ -63,8 +66,18 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for dist, (folder, _) in DISTRIBUTIONS.items():
         before = set(out.glob("*.whl"))
         subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-             "--quiet", "-w", str(out), str(REPO / "packages" / folder)],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--no-deps",
+                "--no-build-isolation",
+                "--quiet",
+                "-w",
+                str(out),
+                str(REPO / "packages" / folder),
+            ],
             check=True,
         )
         (new,) = set(out.glob("*.whl")) - before
@@ -100,8 +113,16 @@ def test_distribution_installs_imports_and_passes_alone(
     python = str(env_dir / ("Scripts" if os.name == "nt" else "bin") / "python")
     needed = [*_groundkit_dependencies(dist), dist]
     install = _run(
-        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         *(str(wheels[name]) for name in needed), *TEST_TOOLS]
+        [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            *(str(wheels[name]) for name in needed),
+            *TEST_TOOLS,
+        ]
     )
     assert install.returncode == 0, install.stderr[-3000:]
 
@@ -123,8 +144,20 @@ def test_distribution_installs_imports_and_passes_alone(
     # The distribution's own tests, against the isolated install (not the source tree).
     test_dir = REPO / "tests" / DISTRIBUTIONS[dist][1]
     result = _run(
-        [python, "-m", "pytest", str(test_dir), "-q", "-x", "-p", "no:cacheprovider",
-         "-m", "not dense and not browser and not isolation", "--rootdir", str(REPO)],
+        [
+            python,
+            "-m",
+            "pytest",
+            str(test_dir),
+            "-q",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "not dense and not browser and not isolation",
+            "--rootdir",
+            str(REPO),
+        ],
         cwd=str(REPO),
     )
     assert result.returncode == 0, (

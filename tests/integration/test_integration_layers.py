@@ -88,14 +88,15 @@ def test_all_six_distributions_exist() -> None:
 
 
 def test_no_namespace_init_files() -> None:
-    offenders = [
-        str(p.relative_to(REPO))
-        for p in PACKAGES.glob("*/src/groundkit/__init__.py")
-    ] + [str(p.relative_to(REPO)) for p in PACKAGES.glob("*/src/groundkit/adapters/__init__.py")]
+    offenders = [str(p.relative_to(REPO)) for p in PACKAGES.glob("*/src/groundkit/__init__.py")] + [
+        str(p.relative_to(REPO)) for p in PACKAGES.glob("*/src/groundkit/adapters/__init__.py")
+    ]
     assert offenders == [], "groundkit is a PEP 420 namespace: remove " + ", ".join(offenders)
 
 
-@pytest.mark.parametrize(("dist", "src", "declared"), DISTRIBUTIONS, ids=[d[0] for d in DISTRIBUTIONS])
+@pytest.mark.parametrize(
+    ("dist", "src", "declared"), DISTRIBUTIONS, ids=[d[0] for d in DISTRIBUTIONS]
+)
 def test_imports_respect_declared_dependencies(dist: str, src: Path, declared: set[str]) -> None:
     problems = []
     for file in sorted(src.rglob("*.py")):

@@ -76,4 +76,37 @@ def main(argv: Sequence[str] | None = None) -> None:
     cli.main(args=list(sys.argv[1:] if argv is None else argv), prog_name="grk")
 
 
-# --- command registration (one line per command; keep sorted by group) -----------------------
+# --- command registration -------------------------------------------------------------------
+# Imported at the bottom so that command modules never need this module (no import cycles).
+from groundkit.cli._beir_cmd import adapt_command  # noqa: E402
+from groundkit.cli._diagnose_cmd import diagnose_command, track_record_command  # noqa: E402
+from groundkit.cli._eval_cmd import (  # noqa: E402
+    compare_command,
+    demo_command,
+    run_command,
+    trec_command,
+)
+from groundkit.cli._evalset_cmd import (  # noqa: E402
+    assess_command,
+    classify_command,
+    filter_command,
+    generate_command,
+    review_command,
+)
+from groundkit.cli._report_cmd import report_command  # noqa: E402
+
+beir_group.add_command(adapt_command)
+
+eval_group.add_command(run_command)
+eval_group.add_command(demo_command)
+eval_group.add_command(compare_command)
+eval_group.add_command(diagnose_command)
+eval_group.add_command(track_record_command)
+eval_group.add_command(report_command)
+eval_group.add_command(trec_command)
+
+evalset_group.add_command(assess_command)
+evalset_group.add_command(filter_command)
+evalset_group.add_command(classify_command)
+evalset_group.add_command(review_command)
+evalset_group.add_command(generate_command)

@@ -526,8 +526,8 @@ def load_report(path: str | Path) -> EvalReport:
 
 
 def report_to_json(report: EvalReport) -> str:
-    """Serialise a report deterministically (stable key order, full float precision)."""
-    return json.dumps(report.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n"
+    """Serialise a report deterministically (field order, shortest round-trip floats)."""
+    return report.model_dump_json(indent=1) + "\n"
 
 
 def dump_report(report: EvalReport, path: str | Path) -> None:
@@ -537,9 +537,15 @@ def dump_report(report: EvalReport, path: str | Path) -> None:
         ReportError: The report does not satisfy the contract (nothing is written).
     """
     text = report_to_json(report)
-    problems = check_report(json.loads(text))
-    if problems:
-        raise ReportError("refusing to write an invalid report: " + "; ".join(problems[:3]))
+    # Re-read what is about to be written: a report built with model_construct or
+    # model_copy(update=...) skipped validation, and non-finite floats would not survive JSON.
+    try:
+        EvalReport.model_validate_json(text)
+    except ValidationError as exc:
+        problems = [_format_error(e) for e in exc.errors()]
+        raise ReportError(
+            "refusing to write an invalid report: " + "; ".join(problems[:3])
+        ) from None
     try:
         atomic_write_text(Path(path), text)
     except JudgmentError:

@@ -1,0 +1,439 @@
+"""What the HTML report shows, computed from an :class:`EvalReport` (no HTML here).
+
+Everything is derived from the report's recorded hits, gold spans and per-query scores with
+core's scoring functions, so the page never disagrees with the JSON it was made from:
+
+* recall curves over rank cutoffs ``k`` and over character budgets, from the recorded hits and
+  gold spans (``groundkit.judgments.score_table``, credit-once and overlap semantics of core),
+  with a percentile bootstrap band over queries (one seeded resample matrix, vectorised);
+* per-category and per-question-type means of the headline metrics;
+* the worst queries of each stage with their first relevant hit;
+* the set's detection limit (unpaired floor and paired floors from observed deltas).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from groundkit.judgments import (
+    EvalReport,
+    GoldEvidence,
+    GoldItem,
+    GoldTable,
+    HitTable,
+    QueryInfo,
+    ReportHit,
+    StageReport,
+    overlaps,
+    score_table,
+)
+from groundkit.stats import (
+    StatsError,
+    minimum_detectable_difference,
+    paired_minimum_detectable_difference,
+)
+
+__all__ = [
+    "BUDGET_GRID",
+    "BreakdownRow",
+    "Curve",
+    "CurveSet",
+    "DetectionLimits",
+    "WorstQuery",
+    "breakdown",
+    "curve_resamples",
+    "detection_limits",
+    "first_relevant_hit",
+    "headline_metrics",
+    "recall_curves",
+    "scored_stages",
+    "stage_scores",
+    "worst_queries",
+]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: Character budgets of the equal-context curve: 250 to 20,000 characters (one short chunk to
+#: a long prompt) in round numbers roughly evenly spaced on a log scale. The report's own
+#: budgets are added to the grid so the curve passes through the numbers in the JSON.
+BUDGET_GRID: tuple[int, ...] = (
+    250, 300, 400, 500, 600, 800, 1000, 1250, 1500, 2000, 2500, 3000,
+    4000, 5000, 6000, 8000, 10000, 12500, 15000, 20000,
+)  # fmt: skip
+_MAX_RANK = 100
+# Resamples of the curve bands: enough for stable 95% percentiles, cheap for 100 cutoffs.
+_MAX_CURVE_RESAMPLES = 2_000
+
+
+@dataclass(frozen=True, eq=False)
+class Curve:
+    """A stage's mean recall at each x with its bootstrap band.
+
+    Attributes:
+        stage: Stage name.
+        x: Rank cutoffs or character budgets.
+        mean: Mean recall over the answerable queries at each x.
+        low: Lower end of the percentile bootstrap band.
+        high: Upper end of the band.
+    """
+
+    stage: str
+    x: npt.NDArray[np.int64]
+    mean: FloatArray
+    low: FloatArray
+    high: FloatArray
+
+
+@dataclass(frozen=True)
+class DetectionLimits:
+    """Smallest differences the set can tell from noise (80% power, two-sided alpha 0.05).
+
+    Attributes:
+        query_count: Answerable queries.
+        unpaired: The unpaired floor for metrics in [0, 1], or ``None`` without queries.
+        paired: Candidate stage name to headline metric to its paired floor, from the
+            observed per-query deltas with the baseline (``None`` when it cannot be computed,
+            e.g. with fewer than 2 queries).
+    """
+
+    query_count: int
+    unpaired: float | None
+    paired: dict[str, dict[str, float | None]]
+
+
+@dataclass(frozen=True)
+class BreakdownRow:
+    """Mean of each headline metric per stage over one group of answerable queries.
+
+    Attributes:
+        group: ``all``, ``category`` or ``qtype``.
+        label: The category or question type (``all answerable`` for the whole set).
+        query_count: Answerable queries in the group.
+        means: ``{stage: {metric: mean}}``; missing results count as zero.
+    """
+
+    group: str
+    label: str
+    query_count: int
+    means: dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True)
+class WorstQuery:
+    """One of a stage's lowest-scoring queries.
+
+    Attributes:
+        query: The query as the report lists it.
+        score: Its value of the headline metric.
+        hits: The stage's recorded hits for it.
+        relevant_rank: Rank (1-based) of the first hit touching any gold span, or ``None``.
+        missing: The retriever returned nothing for the query.
+    """
+
+    query: QueryInfo
+    score: float
+    hits: tuple[ReportHit, ...]
+    relevant_rank: int | None
+    missing: bool
+
+
+def headline_metrics(report: EvalReport) -> list[str]:
+    """The report's headline metrics, or every aggregated metric when none are named."""
+    if report.run.headline_metrics:
+        return list(report.run.headline_metrics)
+    return sorted({m for s in report.stages for m in s.aggregates})
+
+
+def scored_stages(report: EvalReport) -> list[StageReport]:
+    """Stages that ran (failed stages have no results to plot)."""
+    return [s for s in report.stages if s.error is None]
+
+
+def _answerable(report: EvalReport) -> list[QueryInfo]:
+    return [q for q in report.queries if q.answerable]
+
+
+def stage_scores(stage: StageReport, query_ids: Sequence[str], metric: str) -> FloatArray:
+    """Per-query values of ``metric`` in ``query_ids`` order (absent queries count as zero).
+
+    A query without a result or without the metric scores 0, as in the report's means.
+    """
+    by_id = {r.query_id: r.scores for r in stage.queries}
+    return np.fromiter(
+        (by_id.get(q, {}).get(metric, 0.0) for q in query_ids),
+        dtype=np.float64,
+        count=len(query_ids),
+    )
+
+
+# --- curves ---------------------------------------------------------------------------------
+
+
+def _document_level(report: EvalReport) -> bool:
+    return report.run.level == "document"
+
+
+def _gold_items(report: EvalReport) -> dict[str, tuple[GoldItem, ...]]:
+    gold: dict[str, tuple[GoldItem, ...]] = {}
+    for query in _answerable(report):
+        if _document_level(report):
+            # trec_eval semantics: a relevant document is found when any hit is in it.
+            grades: dict[str, int] = {}
+            for item in query.gold:
+                grades[item.doc] = max(grades.get(item.doc, 0), item.grade)
+            gold[query.query_id] = tuple(
+                GoldItem(grade=g, spans=((doc, 0, 1),)) for doc, g in grades.items()
+            )
+        else:
+            gold[query.query_id] = tuple(
+                GoldItem(grade=item.grade, spans=tuple((item.doc, s, e) for s, e in item.spans))
+                for item in query.gold
+            )
+    return gold
+
+
+def _hit_table(report: EvalReport, stage: StageReport) -> HitTable:
+    if _document_level(report):
+        whole = {
+            r.query_id: [ReportHit(doc=h.doc, start=0, end=1, score=h.score) for h in r.hits]
+            for r in stage.queries
+        }
+        return HitTable.from_hits(whole)
+    return HitTable.from_hits({r.query_id: r.hits for r in stage.queries})
+
+
+def _resample_weights(count: int, resamples: int, seed: int) -> FloatArray:
+    """Row ``b`` holds how often each query is drawn in resample ``b`` (divided by ``count``)."""
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, count, size=(resamples, count))
+    flat = draws + (np.arange(resamples, dtype=np.int64) * count)[:, None]
+    counts = np.bincount(flat.ravel(), minlength=resamples * count).reshape(resamples, count)
+    weights: FloatArray = counts.astype(np.float64) / count
+    return weights
+
+
+def curve_resamples(report: EvalReport) -> int:
+    """Bootstrap resamples behind the curve bands (the report's setting, capped)."""
+    return min(report.run.bootstrap.resamples, _MAX_CURVE_RESAMPLES)
+
+
+@dataclass(frozen=True)
+class CurveSet:
+    """Both recall curves of every stage that ran.
+
+    Attributes:
+        rank: ``recall@k`` for ``k = 1 ... min(100, depth)``.
+        budget: ``recall@Nc`` on :data:`BUDGET_GRID` plus the report's budgets (empty at
+            document level, where a hit has no meaningful length to budget).
+    """
+
+    rank: list[Curve]
+    budget: list[Curve]
+
+
+def _band(
+    stage: str, x: npt.NDArray[np.int64], values: FloatArray, weights: FloatArray, level: float
+) -> Curve:
+    tail = (1.0 - level) / 2.0
+    means = weights @ values  # (resamples, len(x)): every resample's mean at every x
+    low, high = np.quantile(means, [tail, 1.0 - tail], axis=0)
+    return Curve(
+        stage=stage,
+        x=x,
+        mean=values.mean(axis=0),
+        low=np.asarray(low, dtype=np.float64),
+        high=np.asarray(high, dtype=np.float64),
+    )
+
+
+def recall_curves(
+    report: EvalReport, *, max_rank: int = _MAX_RANK, budgets: Sequence[int] = BUDGET_GRID
+) -> CurveSet:
+    """Recall by rank cutoff and by characters read, per stage, with bootstrap bands.
+
+    Scores come from core's :func:`~groundkit.judgments.score_table` on the recorded hits
+    and gold spans (with the report's ``min_overlap_fraction``); queries a stage has no
+    result for count as zero. One seeded resample matrix serves every stage and x, so the
+    bands are reproducible and computed as one matrix product per stage.
+
+    Args:
+        report: The report.
+        max_rank: Largest rank cutoff.
+        budgets: Character budgets (the report's own budgets are added).
+
+    Returns:
+        The curves (empty lists when nothing is answerable or no stage ran).
+    """
+    answerable = _answerable(report)
+    stages = scored_stages(report)
+    if not answerable or not stages:
+        return CurveSet([], [])
+    gold = GoldTable.from_items(_gold_items(report))
+    settings = report.run.bootstrap
+    weights = _resample_weights(gold.n_queries, curve_resamples(report), settings.seed)
+    level = settings.confidence_level
+    ks = np.arange(1, max(1, min(max_rank, report.run.depth)) + 1, dtype=np.int64)
+    grid = np.asarray(sorted({*budgets, *report.run.budgets}), dtype=np.int64)
+    by_budget = not _document_level(report)
+    rank: list[Curve] = []
+    budget: list[Curve] = []
+    for stage in stages:
+        hits = _hit_table(report, stage)
+        names = [f"recall@{k}" for k in ks.tolist()]
+        if by_budget:
+            names += [f"recall@{n}c" for n in grid.tolist()]
+        values = score_table(
+            gold, hits, names, min_overlap_fraction=report.run.min_overlap_fraction
+        ).values
+        rank.append(_band(stage.name, ks, values[:, : len(ks)], weights, level))
+        if by_budget:
+            budget.append(_band(stage.name, grid, values[:, len(ks) :], weights, level))
+    return CurveSet(rank, budget)
+
+
+# --- detection limit ------------------------------------------------------------------------
+
+
+def detection_limits(report: EvalReport) -> DetectionLimits:
+    """Unpaired floor for the set's size and paired floors per candidate stage and metric.
+
+    The paired floors use the observed per-query deltas of each headline metric between a
+    candidate stage and the baseline (queries without a result count as zero, as in the
+    means).
+    """
+    query_ids = [q.query_id for q in _answerable(report)]
+    count = len(query_ids)
+    unpaired = minimum_detectable_difference(count) if count else None
+    paired: dict[str, dict[str, float | None]] = {}
+    baseline = report.baseline
+    if baseline.error is None:
+        for stage in scored_stages(report):
+            if stage.baseline:
+                continue
+            floors: dict[str, float | None] = {}
+            for metric in headline_metrics(report):
+                deltas = stage_scores(stage, query_ids, metric) - stage_scores(
+                    baseline, query_ids, metric
+                )
+                try:
+                    floors[metric] = paired_minimum_detectable_difference(deltas)
+                except StatsError:
+                    floors[metric] = None
+            paired[stage.name] = floors
+    return DetectionLimits(query_count=count, unpaired=unpaired, paired=paired)
+
+
+# --- breakdown ------------------------------------------------------------------------------
+
+
+def _group_rows(
+    report: EvalReport, group: str, labels: Mapping[str, str], metrics: Sequence[str]
+) -> list[BreakdownRow]:
+    counts = Counter(labels.values())
+    rows: list[BreakdownRow] = []
+    for label, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        members = [q for q, value in labels.items() if value == label]
+        means = {
+            stage.name: {
+                metric: math.fsum(stage_scores(stage, members, metric).tolist()) / len(members)
+                for metric in metrics
+            }
+            for stage in scored_stages(report)
+        }
+        rows.append(BreakdownRow(group=group, label=label, query_count=len(members), means=means))
+    return rows
+
+
+def breakdown(report: EvalReport) -> list[BreakdownRow]:
+    """Mean of each headline metric per stage: all answerable queries, then per group.
+
+    The first row is the whole set and repeats the report's aggregate means exactly; then
+    one row per category (when there are several) and, when any query is labelled, one per
+    question type (unlabelled queries under ``unlabelled``). Unanswerable queries are not
+    scored, so they appear in no row.
+    """
+    metrics = headline_metrics(report)
+    answerable = _answerable(report)
+    overall = {
+        stage.name: {
+            metric: stage.aggregates[metric].mean
+            if metric in stage.aggregates
+            else math.fsum(stage_scores(stage, [q.query_id for q in answerable], metric).tolist())
+            / max(1, len(answerable))
+            for metric in metrics
+        }
+        for stage in scored_stages(report)
+    }
+    rows = [BreakdownRow("all", "all answerable", len(answerable), overall)]
+    categories = {q.query_id: q.category for q in answerable}
+    if len(set(categories.values())) > 1:  # one category would only repeat the first row
+        rows += _group_rows(report, "category", categories, metrics)
+    if any(q.qtype is not None for q in answerable):
+        qtypes = {q.query_id: q.qtype or "unlabelled" for q in answerable}
+        rows += _group_rows(report, "qtype", qtypes, metrics)
+    return rows
+
+
+# --- worst queries --------------------------------------------------------------------------
+
+
+def _touches(report: EvalReport, hit: ReportHit, gold: GoldEvidence) -> bool:
+    if hit.doc != gold.doc:
+        return False
+    if _document_level(report):
+        return True
+    fraction = report.run.min_overlap_fraction
+    return any(
+        overlaps(hit.start, hit.end, start, end, min_overlap_fraction=fraction)
+        for start, end in gold.spans
+    )
+
+
+def first_relevant_hit(
+    report: EvalReport, query: QueryInfo, hits: Sequence[ReportHit]
+) -> tuple[int, ReportHit, GoldEvidence] | None:
+    """The first hit touching any gold span: ``(rank, hit, gold)``, or ``None``."""
+    for rank, hit in enumerate(hits, start=1):
+        for gold in query.gold:
+            if _touches(report, hit, gold):
+                return rank, hit, gold
+    return None
+
+
+def worst_queries(
+    report: EvalReport, stage: StageReport, metric: str, *, count: int = 5
+) -> list[WorstQuery]:
+    """The ``count`` answerable queries with the lowest ``metric`` for ``stage``.
+
+    Ties are broken towards queries with no relevant hit at all, then a later first relevant
+    hit, then the query id, so the order is stable.
+    """
+    results = {r.query_id: r for r in stage.queries}
+    rows: list[tuple[tuple[float, int, str], WorstQuery]] = []
+    for query in _answerable(report):
+        result = results.get(query.query_id)
+        hits = tuple(result.hits) if result is not None else ()
+        score = result.scores.get(metric, 0.0) if result is not None else 0.0
+        found = first_relevant_hit(report, query, hits)
+        rank = None if found is None else found[0]
+        key = (score, -(rank if rank is not None else len(hits) + 1), query.query_id)
+        rows.append(
+            (
+                key,
+                WorstQuery(
+                    query=query,
+                    score=score,
+                    hits=hits,
+                    relevant_rank=rank,
+                    missing=result is None or result.missing,
+                ),
+            )
+        )
+    rows.sort(key=lambda row: row[0])
+    return [row[1] for row in rows[:count]]

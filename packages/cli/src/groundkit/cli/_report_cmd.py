@@ -1,0 +1,50 @@
+"""`grk eval report REPORT.json --html report.html`: the report as one self-contained page."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from groundkit.cli._errors import InputError
+from groundkit.cli._html_report import write_html_report
+from groundkit.judgments import load_report
+
+__all__ = ["report_command"]
+
+
+@click.command("report")
+@click.argument("report_path", metavar="REPORT.json", type=click.Path(path_type=Path))
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the page (default: REPORT.html beside the report).",
+)
+@click.option(
+    "--corpus",
+    "corpus_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The corpus the report was run on, to show chunk texts (default: the report's "
+    "corpus_source when it exists).",
+)
+def report_command(report_path: Path, html_path: Path | None, corpus_path: Path | None) -> None:
+    """Write an evaluation report as one self-contained HTML page.
+
+    The page opens from disk with no network: summary and detection limit, differences from
+    the baseline with intervals and verdicts, recall curves by rank and by characters read,
+    per-category breakdown, worst queries, and the diagnosis of misses.
+    """
+    started = time.perf_counter()
+    report = load_report(report_path)
+    target = html_path if html_path is not None else report_path.with_suffix(".html")
+    if target.resolve() == report_path.resolve():
+        raise InputError(f"{target}: the HTML output would overwrite the report")
+    if corpus_path is not None and not corpus_path.exists():
+        raise InputError(f"{corpus_path}: corpus not found")
+    write_html_report(report, target, corpus=corpus_path, base_dir=report_path.parent)
+    elapsed = time.perf_counter() - started
+    click.echo(f"wrote {target} ({target.stat().st_size / 1024:,.0f} KiB, {elapsed:.1f} s)")
