@@ -198,7 +198,9 @@ def _next_non_space(text: str, pos: int, limit: int) -> int:
     return limit if match is None else match.start()
 
 
-def _char_windows(text: str, start: int, stop: int, size: int, overlap: int) -> list[tuple[int, int]]:
+def _char_windows(
+    text: str, start: int, stop: int, size: int, overlap: int
+) -> list[tuple[int, int]]:
     """Windows of ``text[start:stop]`` (which starts and ends with non-whitespace)."""
     spans: list[tuple[int, int]] = []
     # The cut may move back by at most `window` characters; keeping the chunk longer than
@@ -249,11 +251,69 @@ def _chunk_tokens(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
 
 # Words after which a period does not end a sentence (compared lower-cased, without the dot).
 _ABBREVIATIONS = frozenset(
-    """
-    mr mrs ms dr prof sr jr st vs etc al fig figs eq eqs no nos vol pp ca cf approx dept est
-    inc ltd co corp e.g i.e e.i viz resp incl jan feb mar apr jun jul aug sep sept oct nov dec
-    mt ft gen col lt sgt capt rev hon u.s u.k ph.d m.d b.sc m.sc
-    """.split()
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "sr",
+        "jr",
+        "st",
+        "vs",
+        "etc",
+        "al",
+        "fig",
+        "figs",
+        "eq",
+        "eqs",
+        "no",
+        "nos",
+        "vol",
+        "pp",
+        "ca",
+        "cf",
+        "approx",
+        "dept",
+        "est",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "e.g",
+        "i.e",
+        "e.i",
+        "viz",
+        "resp",
+        "incl",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "mt",
+        "ft",
+        "gen",
+        "col",
+        "lt",
+        "sgt",
+        "capt",
+        "rev",
+        "hon",
+        "u.s",
+        "u.k",
+        "ph.d",
+        "m.d",
+        "b.sc",
+        "m.sc",
+    ]
 )
 _SENTENCE_BREAK = re.compile(
     r"""(?:[.!?]+["'”’)\]]*)(?=\s+["'“‘(\[]?[A-Z0-9])|\n[ \t]*\n""",
@@ -310,8 +370,10 @@ def _group(
     max_chars: int | None,
     breaks_before: frozenset[int] = frozenset(),
 ) -> list[tuple[int, int]]:
-    """Merge consecutive units while within both limits; a unit index in ``breaks_before``
-    always starts a new group."""
+    """Merge consecutive units while within both limits.
+
+    A unit index in ``breaks_before`` always starts a new group.
+    """
     groups: list[tuple[int, int]] = []
     count = 0
     for index, (start, end) in enumerate(units):
@@ -374,7 +436,24 @@ def chunk_text(
     text: str,
     config: DocumentChunker | CharsChunker | TokensChunker | SentencesChunker | ParagraphsChunker,
 ) -> list[tuple[int, int]]:
-    """Cut one text into chunk spans (see the module documentation for the rules).
+    """Cut one text into chunk spans.
+
+    Guarantees: spans lie within the text, are non-empty, ordered by start and end, and cover
+    every non-whitespace character; consecutive spans overlap by exactly ``overlap`` characters
+    (``chars``) or word tokens (``tokens``) and not at all for the other kinds, except across a
+    whitespace run longer than a chunk, which is skipped.
+
+    Rules: ``document`` is the text from its first to its last non-whitespace character.
+    ``chars`` windows hold at most ``size`` characters; a window that does not reach the end is
+    cut at the last word end (non-whitespace followed by whitespace) within its final fifth, or
+    at exactly ``size`` characters when there is none; the next window starts ``overlap``
+    characters before the cut. ``tokens`` windows hold ``size`` whitespace-separated tokens.
+    ``sentences`` groups sentences (split after ``.``, ``!`` or ``?`` followed by an upper-case
+    letter, digit or opening quote, or at a blank line; not after abbreviations such as
+    ``e.g.``, ``Dr.``, ``Fig.`` or single-letter initials) up to ``max_sentences`` and
+    ``max_chars``. ``paragraphs`` merges blank-line paragraphs up to ``max_chars``, a markdown
+    heading always starting a new chunk. A sentence or paragraph longer than ``max_chars`` is
+    cut like ``chars`` without overlap.
 
     Args:
         text: The document text.
