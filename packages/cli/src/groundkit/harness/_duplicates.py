@@ -92,6 +92,21 @@ class DuplicateFinder:
             text_key = ids[offsets[index] : offsets[index + 1]].tobytes()
             self._cache[key] = (text_key, shingles)
 
+    def prefetch(
+        self,
+        docs: npt.NDArray[np.int64],
+        starts: npt.NDArray[np.int64],
+        ends: npt.NDArray[np.int64],
+    ) -> None:
+        """Build the shingle sets of every distinct span of a whole run in one pass.
+
+        One vectorised pass over all the hits of a stage is much cheaper than one per query.
+        """
+        keys = dict.fromkeys(zip(docs.tolist(), starts.tolist(), ends.tolist(), strict=True))
+        missing = [k for k in keys if k not in self._cache]
+        if missing:
+            self._build(missing)
+
     def duplicate_of(
         self,
         docs: npt.NDArray[np.int64],

@@ -51,7 +51,6 @@ from groundkit.judgments import (
     Judgment,
     QueryInfo,
     QueryResult,
-    ReportHit,
     ResolvedJudgment,
     RunInfo,
     StageReport,
@@ -502,26 +501,31 @@ def _stage_results(
     starts_all = run.starts.tolist()
     ends_all = run.ends.tolist()
     scores_all = run.scores.tolist()
+    duplicates.prefetch(run.docs, run.starts, run.ends)
     for query, query_id in enumerate(run.query_ids):
         rows = run.rows(query)
         dup = duplicates.duplicate_of(run.docs[rows], run.starts[rows], run.ends[rows])
+        # Plain dicts validated by pydantic's core in one call per query: the same checks as
+        # building each ReportHit in Python, at a fraction of the cost on large runs.
         hits = [
-            ReportHit(
-                doc=ctx.doc_ids[docs_all[row]],
-                start=starts_all[row],
-                end=ends_all[row],
-                score=scores_all[row],
-                duplicate_of=dup[row - rows.start],
-            )
+            {
+                "doc": ctx.doc_ids[docs_all[row]],
+                "start": starts_all[row],
+                "end": ends_all[row],
+                "score": scores_all[row],
+                "duplicate_of": dup[row - rows.start],
+            }
             for row in range(rows.start, rows.stop)
         ]
         results.append(
-            QueryResult(
-                query_id=query_id,
-                scores=dict(zip(metrics, rows_values[query], strict=True)),
-                hits=hits,
-                evidence=traces[query],
-                missing=not hits,
+            QueryResult.model_validate(
+                {
+                    "query_id": query_id,
+                    "scores": dict(zip(metrics, rows_values[query], strict=True)),
+                    "hits": hits,
+                    "evidence": traces[query],
+                    "missing": not hits,
+                }
             )
         )
     return results
