@@ -237,3 +237,24 @@ def test_atomic_write_with_a_long_name(tmp_path: Path) -> None:
     target = tmp_path / ("n" * 255)
     atomic_write_text(target, "fits")
     assert target.read_text(encoding="utf-8") == "fits"
+
+
+def test_append_line_creates_appends_and_confines_a_torn_line(tmp_path: Path) -> None:
+    from groundkit.judgments import append_line
+
+    target = tmp_path / "log.jsonl"
+    assert append_line(target, '{"a": 1}') is True
+    assert append_line(target, '{"b": 2}') is False
+    assert target.read_bytes() == b'{"a": 1}\n{"b": 2}\n'
+    # A line cut short by a crash stays on its own line; the next append starts afresh.
+    with target.open("ab") as handle:
+        handle.write(b'{"c": ')
+    append_line(target, '{"d": 4}')
+    assert target.read_bytes().splitlines() == [b'{"a": 1}', b'{"b": 2}', b'{"c": ', b'{"d": 4}']
+
+
+def test_append_line_reports_an_unwritable_folder(tmp_path: Path) -> None:
+    from groundkit.judgments import append_line
+
+    with pytest.raises(FileNotFoundError):
+        append_line(tmp_path / "missing" / "log.jsonl", "x")

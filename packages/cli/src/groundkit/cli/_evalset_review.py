@@ -27,6 +27,7 @@ from groundkit.cli._errors import InputError
 from groundkit.evalset import QUESTION_TYPES, Decision, EvalSetError, ReviewQueue
 from groundkit.judgments import (
     Judgment,
+    append_line,
     dump_judgments,
     format_validation_error,
     judgments_fingerprint,
@@ -49,19 +50,6 @@ def default_output(judgments_path: Path) -> Path:
 def journal_path(output: Path) -> Path:
     """The decisions journal of an output file: ``<output stem>.decisions.jsonl`` beside it."""
     return output.with_name(output.stem + ".decisions.jsonl")
-
-
-def _fsync_directory(folder: Path) -> None:
-    try:
-        descriptor = os.open(folder, os.O_RDONLY)
-    except OSError:  # some platforms cannot open folders; the file itself is synced
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass
-    finally:
-        os.close(descriptor)
 
 
 class ReviewJournal:
@@ -150,16 +138,10 @@ class ReviewJournal:
             os.fsync(handle.fileno())
 
     def append(self, decision: Decision) -> None:
-        """Append one decision and fsync it (the header first, for a new journal)."""
-        new = not self.path.exists() or self.path.stat().st_size == 0
-        with self.path.open("a", encoding="utf-8", newline="\n") as handle:
-            if new:
-                handle.write(json.dumps(self._header(), sort_keys=True) + "\n")
-            handle.write(decision.model_dump_json(exclude_none=True) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        if new:
-            _fsync_directory(self.path.parent)
+        """Append one decision durably (the header first, for a new journal)."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            append_line(self.path, json.dumps(self._header(), sort_keys=True))
+        append_line(self.path, decision.model_dump_json(exclude_none=True))
 
 
 def _show(judgment: Judgment, position: str) -> None:

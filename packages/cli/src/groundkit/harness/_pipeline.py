@@ -501,10 +501,11 @@ def _stage_results(
     starts_all = run.starts.tolist()
     ends_all = run.ends.tolist()
     scores_all = run.scores.tolist()
-    duplicates.prefetch(run.docs, run.starts, run.ends)
+    # All the lists at once: one vectorised pass, then a closer look at the few that need it.
+    duplicate_lists = duplicates.duplicates_in_lists(run.docs, run.starts, run.ends, run.offsets)
     for query, query_id in enumerate(run.query_ids):
         rows = run.rows(query)
-        dup = duplicates.duplicate_of(run.docs[rows], run.starts[rows], run.ends[rows])
+        dup = duplicate_lists[query]
         # Plain dicts validated by pydantic's core in one call per query: the same checks as
         # building each ReportHit in Python, at a fraction of the cost on large runs.
         hits = [

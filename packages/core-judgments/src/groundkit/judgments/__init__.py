@@ -44,6 +44,7 @@ from groundkit.judgments._models import (
 )
 from groundkit.judgments._paths import (
     MAX_COMPONENT_BYTES,
+    append_line,
     atomic_write_bytes,
     atomic_write_text,
     ensure_within,
@@ -138,6 +139,7 @@ __all__ = [
     "TrecRun",
     "UnsafePathError",
     "__version__",
+    "append_line",
     "atomic_write_bytes",
     "atomic_write_text",
     "check_report",

@@ -221,6 +221,45 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def append_line(path: Path, line: str) -> bool:
+    """Append one line durably: a single ``write`` on an ``O_APPEND`` descriptor, then fsync.
+
+    Concurrent appenders never interleave within a line, and a crash loses at most the line
+    being written. If the file ends without a newline (a line cut by an earlier crash), the new
+    line starts with one, so the damage stays confined to the line already there.
+
+    Args:
+        path: The file; created when absent (its folder must exist).
+        line: The line's text, without the trailing newline.
+
+    Returns:
+        True when the file was created by this call.
+
+    Raises:
+        OSError: The file cannot be opened or written (a short write is reported as one).
+    """
+    data = (line + "\n").encode("utf-8")
+    descriptor = os.open(
+        path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o666
+    )
+    try:
+        size = os.fstat(descriptor).st_size
+        if size:
+            with Path(path).open("rb") as reader:
+                reader.seek(size - 1)
+                if reader.read(1) != b"\n":
+                    data = b"\n" + data
+        written = os.write(descriptor, data)
+        if written != len(data):
+            raise OSError(f"short write ({written} of {len(data)} bytes)")
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+    if size == 0:
+        _fsync_folder(Path(path).parent)
+    return size == 0
+
+
 def _fsync_folder(folder: Path) -> None:
     # Makes the rename itself durable on POSIX; folders cannot be opened this way on Windows.
     try:

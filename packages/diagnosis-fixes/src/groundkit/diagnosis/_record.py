@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +31,7 @@ from groundkit.diagnosis._errors import DiagnosisError
 from groundkit.diagnosis._fixes import fixes as rank_fixes
 from groundkit.diagnosis._hashing import canonical_json, items_hash
 from groundkit.diagnosis._models import FIXES, Diagnosis, Fix, FixName, StageSnapshot
+from groundkit.judgments import append_line
 from groundkit.stats import ItemComparison, compare_items
 
 __all__ = [
@@ -257,31 +257,12 @@ def append_record_line(path: str | Path, entry: Prediction | Measurement) -> Non
         DiagnosisError: The file cannot be written.
     """
     file = Path(path)
-    line = canonical_json(entry.model_dump(mode="json")) + "\n"
     try:
-        fd = os.open(file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise DiagnosisError(f"cannot open the track record: {exc.strerror}", path=file) from None
-    try:
-        size = os.fstat(fd).st_size
-        if size:
-            with file.open("rb") as reader:
-                reader.seek(size - 1)
-                if reader.read(1) != b"\n":
-                    line = "\n" + line
-        data = line.encode("utf-8")
-        written = os.write(fd, data)
-        if written != len(data):
-            raise DiagnosisError(
-                f"short write to the track record ({written} of {len(data)} bytes)", path=file
-            )
-        os.fsync(fd)
+        append_line(file, canonical_json(entry.model_dump(mode="json")))
     except OSError as exc:
         raise DiagnosisError(
-            f"cannot append to the track record: {exc.strerror}", path=file
+            f"cannot append to the track record: {exc.strerror or exc}", path=file
         ) from None
-    finally:
-        os.close(fd)
 
 
 def _reason(exc: ValidationError) -> str:
