@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -359,3 +360,20 @@ def test_gold_document_missing_from_the_corpus() -> None:
         assert ghost.evidence[0].first_rank is None
         assert ghost.evidence[0].best_chunk_share is None
         assert all(v == 0.0 for v in ghost.scores.values())
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_collector_is_paused_during_a_run_and_restored(enabled: bool) -> None:
+    states: list[bool] = []
+    before = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        evaluate(DOCS, JUDGMENTS, _settings(), progress=lambda *_: states.append(gc.isenabled()))
+        with pytest.raises(HarnessError, match="no answerable query"):
+            evaluate(DOCS, [JUDGMENTS[-1]], _settings())
+        after = gc.isenabled()
+    finally:
+        (gc.enable if before else gc.disable)()
+    assert after is enabled  # after a run and after a failed one
+    assert states
+    assert not any(states)

@@ -7,11 +7,15 @@ earliest earlier hit it duplicates.
 
 Words are found and hashed with array operations over the code points of the case-folded
 texts (``str.casefold``, then the whitespace of ``str.split``), so the words are exactly those
-of ``text.casefold().split()``. A word's id is a 64-bit polynomial hash of its code points;
-a shingle's id mixes the ids of its three words into 43 bits. Equal texts are confirmed by
-comparing their words, so "same normalised text" is exact; two different shingles sharing an
-id is possible in principle and vanishingly rare in practice (it can only raise a Jaccard
-similarity by one shared shingle).
+of ``text.casefold().split()``, whatever the script. A word's id is a 64-bit polynomial hash
+of its code points (with its length); a shingle's id mixes the ids of its three words into
+43 bits. Equal texts are confirmed by comparing their words, so "same normalised text" is
+exact; two different shingles sharing an id is possible in principle and vanishingly rare in
+practice (it can only add one shared shingle to a Jaccard similarity).
+
+Whole runs are handled at once (:meth:`DuplicateFinder.duplicates_in_lists`): one sort over
+all the lists finds those where two hits share a text hash or an element of their prefix
+filters, and only those lists are then examined pair by pair.
 """
 
 from __future__ import annotations
@@ -36,7 +40,6 @@ _MIX_3 = np.uint64(0xBF58476D1CE4E5B9)
 # one pass, for up to 2**13 spans at a time.
 _ID_BITS = 51
 _HASH_BITS = 43
-_HASH_MASK = np.uint64((1 << _HASH_BITS) - 1)
 _ID_MASK = np.uint64((1 << _ID_BITS) - 1)
 _SHORT_BIT = np.uint64(1 << (_ID_BITS - 1))
 _KEY_MAX = np.uint64((1 << (_ID_BITS - 1 - _HASH_BITS)) - 1)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import importlib.metadata
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -84,6 +86,25 @@ _RETRIEVER_PACKAGES = {
     "bm25": ("bm25s", "PyStemmer"),
     "dense": ("sentence-transformers", "transformers", "torch"),
 }
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector; its previous state comes back on exit.
+
+    A run allocates millions of small containers (token lists, hits, report models) that stay
+    alive until the report is built: automatic collections would walk them again and again
+    without freeing anything (about 0.2 s of a 1.3 s SciFact run). Reference counting still
+    frees memory as usual; only reference cycles wait for the first collection after the run.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def package_versions(kinds: Sequence[str] = ()) -> dict[str, str]:
@@ -532,6 +553,7 @@ def _stage_results(
     return results
 
 
+@_collector_paused()
 def evaluate(
     corpus: Corpus | Mapping[str, str],
     judgments: Sequence[Judgment],
@@ -704,6 +726,7 @@ def evaluate(
     )
 
 
+@_collector_paused()
 def run_evaluation(
     config: RunConfig,
     *,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import unicodedata
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -218,24 +219,38 @@ class Corpus(Mapping[str, str]):
                 ):
                     dirnames.remove(name)
             dirnames.sort()
+            # Plain strings and one lstat per file: pathlib per file costs more than the reading.
+            # ``location`` and ``prefix + name`` are the strings of ``here / name`` and of its
+            # path relative to the folder.
+            base = os.fspath(here)
+            relative = here.relative_to(root).as_posix()
+            prefix = "" if relative == "." else relative + "/"
             for name in sorted(filenames):
                 if name.startswith("."):
                     continue
-                file = here / name
+                location = name if base == "." else os.path.join(base, name)  # noqa: PTH118
                 # macOS may hand back decomposed (NFD) names; ids are always NFC so that they
                 # match the ids typed in judgments.
-                doc = unicodedata.normalize("NFC", file.relative_to(root).as_posix())
-                if file.is_symlink():
-                    _inside(resolved_root, file, doc)
-                if not file.is_file():
+                doc = unicodedata.normalize("NFC", prefix + name)
+                try:
+                    mode: int | None = os.lstat(location).st_mode
+                except (OSError, ValueError):
+                    mode = None  # let pathlib decide below, exactly as for a link
+                if mode is None or stat.S_ISLNK(mode):
+                    file = here / name
+                    if file.is_symlink():
+                        _inside(resolved_root, file, doc)
+                    if not file.is_file():
+                        continue
+                elif not stat.S_ISREG(mode):
                     continue  # sockets, fifos, device files: not documents
                 if doc in texts:
                     raise JudgmentError(
                         "two files have this name once Unicode-normalised (NFC); rename one",
-                        path=file,
+                        path=location,
                         item_id=doc,
                     )
-                texts[_check_id(doc, path=file, line=None)] = _read_document(file, doc)
+                texts[_check_id(doc, path=location, line=None)] = _read_document(location, doc)
         if not texts:
             raise JudgmentError("no documents in folder", path=root)
         return cls(texts, source=os.fspath(root))
@@ -278,9 +293,10 @@ def _inside(resolved_root: Path, link: Path, doc: str) -> bool:
     return True
 
 
-def _read_document(file: Path, doc: str) -> str:
+def _read_document(file: str | Path, doc: str) -> str:
     try:
-        data = file.read_bytes()
+        with open(file, "rb") as handle:  # noqa: PTH123 (a plain string path is cheaper)
+            data = handle.read()
     except OSError as error:
         raise JudgmentError(
             f"cannot read file: {error.strerror or error}", path=file, item_id=doc
