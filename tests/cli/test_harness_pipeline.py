@@ -362,18 +362,21 @@ def test_gold_document_missing_from_the_corpus() -> None:
         assert all(v == 0.0 for v in ghost.scores.values())
 
 
-@pytest.mark.parametrize("enabled", [True, False])
-def test_collector_is_paused_during_a_run_and_restored(enabled: bool) -> None:
-    states: list[bool] = []
-    before = gc.isenabled()
-    (gc.enable if enabled else gc.disable)()
+def test_collector_runs_less_often_during_a_run_and_is_restored() -> None:
+    thresholds: list[tuple[int, int, int]] = []
+    before = gc.get_threshold()
     try:
-        evaluate(DOCS, JUDGMENTS, _settings(), progress=lambda *_: states.append(gc.isenabled()))
+        gc.set_threshold(700, 10, 10)
+        evaluate(
+            DOCS, JUDGMENTS, _settings(), progress=lambda *_: thresholds.append(gc.get_threshold())
+        )
+        after_run = gc.get_threshold()
         with pytest.raises(HarnessError, match="no answerable query"):
             evaluate(DOCS, [JUDGMENTS[-1]], _settings())
-        after = gc.isenabled()
+        after_failure = gc.get_threshold()
     finally:
-        (gc.enable if before else gc.disable)()
-    assert after is enabled  # after a run and after a failed one
-    assert states
-    assert not any(states)
+        gc.set_threshold(*before)
+    assert after_run == after_failure == (700, 10, 10)
+    assert thresholds
+    assert all(t[0] >= 100_000 for t in thresholds)
+    assert gc.isenabled()

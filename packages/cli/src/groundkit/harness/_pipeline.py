@@ -88,23 +88,28 @@ _RETRIEVER_PACKAGES = {
 }
 
 
+# Automatic collections run this much less often during a run (see _collector_relaxed).
+_RELAXED_GC_THRESHOLDS = (100_000, 50, 50)
+
+
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector; its previous state comes back on exit.
+def _collector_relaxed() -> Iterator[None]:
+    """Run Python's cyclic garbage collector far less often; its thresholds come back on exit.
 
     A run allocates millions of small containers (token lists, hits, report models) that stay
-    alive until the report is built: automatic collections would walk them again and again
-    without freeing anything (about 0.2 s of a 1.3 s SciFact run). Reference counting still
-    frees memory as usual; only reference cycles wait for the first collection after the run.
+    alive until the report is built: collections at the default thresholds walk them again and
+    again without freeing anything (about 0.2 s of a 1.3 s SciFact run). Raising the thresholds,
+    rather than disabling the collector, keeps cyclic garbage bounded on long runs (a dense
+    stage over a large corpus) while removing almost all of that cost.
     """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
+    previous = gc.get_threshold()
+    gc.set_threshold(
+        *(max(old, new) for old, new in zip(previous, _RELAXED_GC_THRESHOLDS, strict=True))
+    )
     try:
         yield
     finally:
-        gc.enable()
+        gc.set_threshold(*previous)
 
 
 def package_versions(kinds: Sequence[str] = ()) -> dict[str, str]:
@@ -553,7 +558,7 @@ def _stage_results(
     return results
 
 
-@_collector_paused()
+@_collector_relaxed()
 def evaluate(
     corpus: Corpus | Mapping[str, str],
     judgments: Sequence[Judgment],
@@ -726,7 +731,7 @@ def evaluate(
     )
 
 
-@_collector_paused()
+@_collector_relaxed()
 def run_evaluation(
     config: RunConfig,
     *,
