@@ -277,3 +277,17 @@ def test_compare_track_record_needs_items_and_a_known_fix(
     missing = grk("eval", "track-record", tmp_path / "none.jsonl")
     assert missing.exit_code == 2
     assert "track record not found" in missing.output
+
+
+def test_html_diagnosis_keeps_not_measurable_fixes_apart_from_zero(runs: dict[str, Any]) -> None:
+    from groundkit.cli._html_queries import diagnosis_section
+
+    report: EvalReport = runs["both"]
+    ranked = {f.name: f for f in fixes(diagnose(report, "bm25", k=10))}
+    assert ranked["smaller-chunks"].expected is None  # no encoder window: not measurable
+    html = diagnosis_section(report, "recall@10", {})
+    stage_html = html.split("<h3>")[1]
+    idle = stage_html.split("No gain expected from:")[1].split("</p>")[0]
+    assert "smaller-chunks" not in idle
+    unmeasured = stage_html.split("No estimate (not measurable for this stage):")[1]
+    assert "smaller-chunks" in unmeasured.split("</p>")[0]

@@ -216,7 +216,9 @@ def test_basis_strings_for_exact_fixes(helpers: Any) -> None:
     )  # q6 comes from 'big' at fused rank 2 (ties go to bm25)
     assert fusion.basis == (
         "exact: reciprocal-rank fusion (k=60) of bm25 with big's recorded hits; recall@2 0.600 "
-        "− recall@2 0.500 over 10 queries; it finds 1 of the misses (split by the chunker 1)"
+        "− recall@2 0.500 over 10 queries; it finds 1 of the misses (split by the chunker 1); "
+        "whole effect of the change: 1 of the misses it finds lie outside its bucket (found by "
+        "another stage), so it is not bounded by that bucket's ceiling +0.000"
     )
     replay = next(e.replay for e in diagnosis.evidence if e.fix == "hybrid-fusion")
     assert replay is not None
@@ -249,3 +251,18 @@ def test_fixes_are_ranked_by_expected_gain(helpers: Any) -> None:
     assert keys == sorted(keys)
     assert ranked[0].expected is not None
     assert ranked[0].expected >= max(f.expected or 0.0 for f in ranked)
+
+
+def test_exact_gain_above_its_ceiling_is_said_to_be_the_whole_effect(helpers: Any) -> None:
+    # the fusion replay finds a miss of bucket 3, outside its own bucket 6 (ceiling 0): the
+    # expected gain exceeds the ceiling and the basis must say why, not leave it contradictory
+    diagnosis = diagnose(_basis_report(helpers), "bm25", k=2)
+    fusion = next(f for f in fixes(diagnosis) if f.name == "hybrid-fusion")
+    assert fusion.expected is not None
+    assert fusion.ceiling is not None
+    assert fusion.expected > fusion.ceiling
+    assert "whole effect of the change" in fusion.basis
+    assert f"ceiling {fusion.ceiling:+.3f}" in fusion.basis
+    # a replay finding only its own bucket's misses says nothing of the kind
+    raise_k = next(f for f in fixes(diagnosis) if f.name == "raise-k")
+    assert "whole effect" not in raise_k.basis

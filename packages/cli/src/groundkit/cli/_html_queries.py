@@ -296,7 +296,9 @@ def _diagnosis_stage(
         else ""
     )
     useful = [f for f in fixes if f.expected is not None and f.expected > 0.0]
-    idle = [esc(f.name) for f in fixes if f not in useful]
+    # not measurable (None) is not "no gain" (zero): the two are listed apart
+    idle = [esc(f.name) for f in fixes if f not in useful and f.expected is not None]
+    unknown = [esc(f.name) for f in fixes if f.expected is None]
     fix_rows: list[str] = []
     for fix in useful:
         expected = _optional_value(
@@ -324,6 +326,11 @@ def _diagnosis_stage(
     idle_html = (
         f'<p class="muted small">No gain expected from: {", ".join(idle)}.</p>' if idle else ""
     )
+    if unknown:
+        idle_html += (
+            '<p class="muted small">No estimate (not measurable for this stage): '
+            f"{', '.join(unknown)}.</p>"
+        )
     summary = (
         f"{fmt_count(diagnosis.miss_count)} of {fmt_count(diagnosis.gold_count)} gold quotes "
         f"missed at k = {diagnosis.k} ({metric} {fmt_value(diagnosis.recall)})."

@@ -5,9 +5,10 @@ For a fix addressing misses ``M`` (the misses of its buckets), with ``w(m)`` wha
 
 * ``ceiling = Σ w(m)``: every miss of its buckets found;
 * ``expected``: for an *exact* fix (raise-k, hybrid-fusion, deduplicate) the replayed gain on
-  the recorded rankings; otherwise ``ceiling × r`` where ``r`` is the stage's recall on
-  *comparable gold* (quotes like the misses would be once fixed, e.g. quotes one chunk holds
-  whole, for chunk fixes);
+  the recorded rankings (the whole effect of the change, misses of other buckets included, so
+  it can exceed ``ceiling``; the basis then says so); otherwise ``ceiling × r`` where ``r`` is
+  the stage's recall on *comparable gold* (quotes like the misses would be once fixed, e.g.
+  quotes one chunk holds whole, for chunk fixes);
 * ``reference``: ``Σ w(m)`` over the misses another stage of the report finds within k (the
   gain at that stage's rate on the very same quotes), when the report has a relevant stage.
 
@@ -41,6 +42,16 @@ def _basis(diagnosis: Diagnosis, evidence: FixEvidence, expected: float | None) 
             text += f"; it finds {found} of the misses ({parts})"
         if replay.loses:
             text += f"; it loses {replay.loses} quotes found now"
+        # a replay measures the whole change, so it may pass the ceiling of its own buckets
+        outside = sum(n for b, n in replay.finds.items() if b not in evidence.buckets)
+        if outside and evidence.ceiling is not None:
+            own = ", ".join(BUCKET_TITLES[b] for b in evidence.buckets)
+            which = "bucket" if len(evidence.buckets) == 1 else "buckets"
+            text += (
+                f"; whole effect of the change: {outside} of the misses it finds lie outside "
+                f"its {which} ({own}), so it is not bounded by that {which}'s ceiling "
+                f"{evidence.ceiling:+.3f}"
+            )
         return text
     if evidence.misses is None:
         return evidence.note or "not measurable for this stage"
