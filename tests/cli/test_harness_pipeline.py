@@ -380,3 +380,62 @@ def test_collector_runs_less_often_during_a_run_and_is_restored() -> None:
     assert thresholds
     assert all(t[0] >= 100_000 for t in thresholds)
     assert gc.isenabled()
+
+
+def test_gold_document_id_in_decomposed_unicode() -> None:
+    # Resolution accepts a judgment naming a document in NFD when the corpus id is NFC
+    # (ids written on macOS); scoring, traces and qrels must then use the corpus's id.
+    import unicodedata
+
+    composed = "caf\u00e9.md"
+    decomposed = unicodedata.normalize("NFD", composed)
+    docs = {**DOCS, composed: "The cafe opens at seven in the morning on weekdays."}
+    judgments = [
+        *JUDGMENTS[:3],
+        Judgment(
+            query_id="cafe",
+            query="When does the cafe open?",
+            gold=(GoldQuote(doc=decomposed, quote="opens at seven"),),
+        ),
+    ]
+    for level in ("chunk", "document"):
+        report = evaluate(docs, judgments, _settings(level=level))
+        cafe = next(q for q in report.baseline.queries if q.query_id == "cafe")
+        assert cafe.hits[0].doc == composed
+        assert cafe.scores["recall@10"] == 1.0
+        assert cafe.evidence[0].first_rank == 1
+        assert cafe.evidence[0].doc_indexed is True
+        info = next(q for q in report.queries if q.query_id == "cafe")
+        assert info.gold[0].doc == composed
+
+
+def test_stage_verdict_needs_an_exact_paired_test_not_only_the_bootstrap() -> None:
+    # Four queries that all improve: every bootstrap resample agrees (interval [1, 1],
+    # bootstrap p = 2 / (B + 1)), but four same-sign flips have exact sign-flip p = 0.125.
+    # A report verdict of "better" from four queries would be noise.
+    import numpy as np
+
+    from groundkit.harness._stats import compare_stages
+    from groundkit.judgments import StageReport
+
+    settings = EvalSettings(bootstrap={"resamples": 500})
+    metrics = list(settings.headline_metrics)
+    ids = ["q1", "q2", "q3", "q4"]
+    values = {
+        "bm25": np.zeros((4, len(metrics))),
+        "dense": np.ones((4, len(metrics))),
+    }
+    stages = [
+        StageReport(name="bm25", kind="bm25", baseline=True),
+        StageReport(name="dense", kind="dense"),
+    ]
+    compared = compare_stages(stages, values, ids, metrics, settings)
+    for comparison in compared[1].comparisons:
+        assert comparison.low == comparison.high == 1.0
+        assert comparison.p_holm >= 0.125
+        assert comparison.verdict == "inconclusive"
+    # With enough queries the same consistent gain is a verdict.
+    many = [f"q{i}" for i in range(12)]
+    values = {"bm25": np.zeros((12, len(metrics))), "dense": np.ones((12, len(metrics)))}
+    compared = compare_stages(stages, values, many, metrics, settings)
+    assert {c.verdict for c in compared[1].comparisons} == {"better"}

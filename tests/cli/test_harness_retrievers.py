@@ -420,3 +420,28 @@ def test_bm25_returns_only_matching_chunks() -> None:
     assert alpha.hits[0].doc == "a.txt"
     assert all(h.score > 0 for h in alpha.hits)
     assert len(alpha.hits) < report.baseline.chunk_count  # type: ignore[operator]
+
+
+def test_fusion_ties_do_not_depend_on_the_order_of_the_sum() -> None:
+    # Hit A (doc 0) ranks (7, 1, 2) in three runs, hit B (doc 1) ranks (1, 2, 7): the same
+    # fused score, best rank 1 and first run for both, so the documented tie rule puts the
+    # lower document code first. Summing the reciprocal ranks in run order gives B one ulp
+    # more than A; the fused score must not depend on that order.
+    from groundkit.harness._fusion import reciprocal_rank_fusion
+    from groundkit.harness._ranking import RankedRun
+
+    def run(ranked_docs: dict[int, int]) -> RankedRun:
+        depth = max(ranked_docs)
+        docs = np.asarray([ranked_docs.get(rank, 2) for rank in range(1, depth + 1)])
+        starts = np.asarray(
+            [0 if rank in ranked_docs else 10 * rank for rank in range(1, depth + 1)]
+        )
+        ends = starts + 5
+        scores = np.arange(depth, 0, -1, dtype=np.float64)
+        chunk_ids = np.full(depth, -1, dtype=np.int64)
+        return RankedRun.from_lists(["q"], [(docs, starts, ends, scores, chunk_ids)])
+
+    runs = [run({1: 1, 7: 0}), run({1: 0, 2: 1}), run({2: 0, 7: 1})]
+    fused = reciprocal_rank_fusion(runs, k=60, depth=2)
+    assert fused.docs.tolist() == [0, 1]
+    assert fused.scores[0] == fused.scores[1]

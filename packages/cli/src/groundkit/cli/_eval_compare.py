@@ -1,6 +1,7 @@
 """`grk eval compare`: two stages of one report, or two per-query items files.
 
-Two stages of one report get the paired bootstrap of their per-query scores. Two items files
+Two stages of one report get the paired bootstrap of their per-query scores, with a verdict
+gated, as in the report itself, on the interval and a paired sign-flip test. Two items files
 go through the verdict engine (`groundkit.stats.compare_items`), which gates a verdict on both
 the bootstrap interval and an exact paired test, and reports the detection limit. Other
 headline metrics present in both files are shown beside the deciding one as guardrails: their
@@ -29,6 +30,7 @@ from groundkit.stats import (
     bootstrap_interval,
     compare_items,
     paired_bootstrap,
+    sign_flip_test,
 )
 
 __all__ = [
@@ -89,6 +91,7 @@ class ReportOutcome:
     candidate_mean: float
     verdict: str
     stored_verdict: str | None
+    sign_flip_p: float
 
     def to_json(self) -> dict[str, Any]:
         """Machine-readable form (``--json``)."""
@@ -106,6 +109,7 @@ class ReportOutcome:
             "high": self.result.confidence_interval_high,
             "confidence_level": self.result.confidence_level,
             "p_value": self.result.p_value_two_sided,
+            "sign_flip_p_value": self.sign_flip_p,
             "verdict": self.verdict,
             "report_verdict": self.stored_verdict,
             "resamples": self.result.resamples,
@@ -145,6 +149,9 @@ def compare_report_stages(
 ) -> ReportOutcome:
     """Paired bootstrap of ``candidate`` against ``baseline`` on one report's per-query scores.
 
+    The verdict needs the interval to exclude zero and both the bootstrap p-value and the paired
+    sign-flip p-value to be below 1 − the report's confidence level.
+
     Args:
         path: The report file.
         baseline: Baseline stage (default: the report's baseline).
@@ -170,19 +177,29 @@ def compare_report_stages(
     base_scores = _stage_scores(report, base_name, metric, path)
     cand_scores = _stage_scores(report, candidate, metric, path)
     settings = report.run.bootstrap
+    count = settings.resamples if resamples is None else resamples
+    seed_value = settings.seed if seed is None else seed
     result = paired_bootstrap(
         base_scores,
         cand_scores,
         baseline_name=base_name,
         candidate_name=candidate,
         metric=metric,
-        resamples=settings.resamples if resamples is None else resamples,
-        seed=settings.seed if seed is None else seed,
+        resamples=count,
+        seed=seed_value,
         confidence_level=settings.confidence_level,
     )
+    # Same rule as the report's own verdicts: the interval must exclude zero and the larger of
+    # the bootstrap and the paired sign-flip p-values must be below alpha (the bootstrap tail
+    # share alone calls four same-sign queries significant).
+    flips = sign_flip_test(base_scores, cand_scores, resamples=count, seed=seed_value)
+    gate = max(result.p_value_two_sided, flips.p_value_two_sided)
+    alpha = 1.0 - settings.confidence_level
     verdict = "inconclusive"
-    if result.significant:
-        verdict = "better" if result.effect > 0 else "worse"
+    if gate < alpha and result.confidence_interval_low > 0.0:
+        verdict = "better"
+    elif gate < alpha and result.confidence_interval_high < 0.0:
+        verdict = "worse"
     stored = None
     if base_name == report.baseline.name:
         stored = next(
@@ -195,6 +212,7 @@ def compare_report_stages(
         candidate_mean=sum(cand_scores.values()) / len(cand_scores),
         verdict=verdict,
         stored_verdict=stored,
+        sign_flip_p=flips.p_value_two_sided,
     )
 
 
@@ -216,7 +234,10 @@ def render_report_outcome(console: Console, outcome: ReportOutcome) -> None:
     interval = format_interval(
         result.confidence_interval_low, result.confidence_interval_high, signed=True
     )
-    line.append(f"{interval} ({level}% interval)  p={result.p_value_two_sided:.3g}  ")
+    line.append(
+        f"{interval} ({level}% interval)  p={result.p_value_two_sided:.3g}  "
+        f"sign-flip p={outcome.sign_flip_p:.3g}  "
+    )
     line.append(mark, style=style)
     console.print(line)
     if outcome.stored_verdict is not None and outcome.stored_verdict != outcome.verdict:

@@ -37,7 +37,12 @@ def _fuse_one(
     keys = np.stack([docs, starts, ends], axis=1)
     unique, inverse = np.unique(keys, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
-    scores = np.bincount(inverse, weights=1.0 / (k + ranks), minlength=len(unique))
+    # Add each hit's terms in rank order, not run order: floating-point sums depend on the
+    # order, and equal rank multisets must give equal scores for the tie rule below to apply.
+    canonical = np.lexsort((ranks, inverse))
+    scores = np.bincount(
+        inverse[canonical], weights=1.0 / (k + ranks[canonical]), minlength=len(unique)
+    )
     best_rank = np.full(len(unique), np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(best_rank, inverse, ranks)
     first_stage = np.full(len(unique), np.iinfo(np.int64).max, dtype=np.int64)

@@ -6,6 +6,7 @@ import contextlib
 import gc
 import importlib.metadata
 import time
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -425,6 +426,18 @@ def _load_corpus(corpus: Corpus | Mapping[str, str]) -> Corpus:
     return corpus if isinstance(corpus, Corpus) else Corpus.from_texts(corpus)
 
 
+def _corpus_doc(doc_codes: Mapping[str, int], doc: str) -> str:
+    """The corpus's id for a gold document, also when the judgment spells it decomposed.
+
+    Resolution matches ids up to Unicode NFC (corpus ids are NFC); the gold's spans, qrels and
+    report entries must then name the corpus's spelling, the one hits carry.
+    """
+    if doc in doc_codes:
+        return doc
+    composed = unicodedata.normalize("NFC", doc)
+    return composed if composed in doc_codes else doc
+
+
 def _gold_structures(
     ctx: _Context, answerable: Sequence[ResolvedJudgment]
 ) -> tuple[GoldTable, list[list[QuoteGold]], dict[str, dict[str, int]]]:
@@ -442,7 +455,8 @@ def _gold_structures(
         quote_counts.append(len(resolved.quotes))
         for quote in resolved.quotes:
             grades.append(quote.gold.grade)
-            code = ctx.doc_codes.get(quote.gold.doc, -1)
+            doc = _corpus_doc(ctx.doc_codes, quote.gold.doc)
+            code = ctx.doc_codes.get(doc, -1)
             spans = [(s.start, s.end) for s in quote.spans if s.doc in ctx.doc_codes]
             span_counts.append(len(spans))
             for s_start, s_end in spans:
@@ -452,7 +466,7 @@ def _gold_structures(
             quotes.append(
                 QuoteGold(doc=code, spans=np.asarray(spans, dtype=np.int64).reshape(-1, 2))
             )
-            qrel[quote.gold.doc] = max(qrel.get(quote.gold.doc, 0), quote.gold.grade)
+            qrel[doc] = max(qrel.get(doc, 0), quote.gold.grade)
         traces_gold.append(quotes)
         qrels[resolved.judgment.query_id] = qrel
 
@@ -474,13 +488,15 @@ def _gold_structures(
     return table, traces_gold, qrels
 
 
-def _query_infos(resolved: Sequence[ResolvedJudgment]) -> list[QueryInfo]:
+def _query_infos(
+    resolved: Sequence[ResolvedJudgment], doc_codes: Mapping[str, int]
+) -> list[QueryInfo]:
     infos: list[QueryInfo] = []
     for item in resolved:
         judgment = item.judgment
         gold = [
             GoldEvidence(
-                doc=quote.gold.doc,
+                doc=_corpus_doc(doc_codes, quote.gold.doc),
                 quote=quote.gold.quote,
                 grade=quote.gold.grade,
                 spans=[(s.start, s.end) for s in quote.spans],
@@ -724,7 +740,7 @@ def evaluate(
     timings["total"] = time.perf_counter() - started
     return EvalReport(
         run=run_info,
-        queries=_query_infos(resolved),
+        queries=_query_infos(resolved, ctx.doc_codes),
         stages=stage_reports,
         notes=notes,
         timings={k: round(v, 6) for k, v in timings.items()},
