@@ -127,3 +127,17 @@ def test_stats_non_binary_values_make_rows_numeric() -> None:
     a = {f"q{i}": float(i % 2) for i in range(20)}
     b = {**a, "q0": 0.5}
     assert compare_items(a, b).kind == "numeric"
+
+
+def test_identical_numeric_deltas_never_claim_a_zero_detection_limit() -> None:
+    a = {f"q{i}": 0.5 for i in range(10)}
+    b = {f"q{i}": 0.6 for i in range(10)}
+    result = compare_items(a, b)
+    # sd of the deltas is 0; the floor treats 3 of 10 items as able to differ by 0.1.
+    floor = paired_minimum_detectable_difference((3 / 10) ** 0.5 * 0.1, 10)
+    assert result.detection_limit == pytest.approx(floor)
+    assert result.detection_limit > 0.0
+    same = compare_items(a, dict(a))
+    assert same.detection_limit == pytest.approx(
+        paired_minimum_detectable_difference((0.3) ** 0.5 * 0.5, 10)
+    )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
 from groundkit.stats._bootstrap import paired_bootstrap
@@ -100,6 +102,30 @@ def flip_share_floor(item_count: int) -> float:
     return min(1.0, 3.0 / item_count)
 
 
+def _delta_spread(deltas: npt.NDArray[np.float64]) -> float:
+    return float(np.std(deltas, ddof=1))
+
+
+def _spread_floor(
+    deltas: npt.NDArray[np.float64],
+    values_a: npt.NDArray[np.float64],
+    values_b: npt.NDArray[np.float64],
+) -> float:
+    """Smallest standard deviation of the deltas used for a numeric detection limit.
+
+    The numeric twin of the rule of three: identical deltas on n items are still consistent
+    with a true spread of the size of a difference on 3 / n of them. The size is the largest
+    observed difference, else the largest score (so two identical runs still get a finite,
+    non-zero limit on the metric's own scale), else 1.
+    """
+    scale = float(np.max(np.abs(deltas)))
+    if scale == 0.0:
+        scale = float(max(np.max(np.abs(values_a)), np.max(np.abs(values_b))))
+    if scale == 0.0:
+        scale = 1.0
+    return math.sqrt(flip_share_floor(deltas.size)) * scale
+
+
 def _select(rows: Mapping[str, RowValue], *, side: str, metric: str | None) -> Mapping[str, object]:
     if not isinstance(rows, Mapping):
         raise StatsError(f"{side} must map item ids to values (got {type(rows).__name__})")
@@ -151,7 +177,8 @@ def compare_items(
     it with probability `power` at level `alpha`. Binary items: `detection_limit(n, d)` with d
     the observed flip share, floored at the rule-of-three 3 / n so that zero or very few flips
     still give a finite, honest limit. Numeric items: the paired minimum detectable difference
-    from the observed deltas' standard deviation.
+    from the observed deltas' standard deviation, floored like the binary case (see
+    `_spread_floor`) so that identical deltas never claim a limit of zero.
 
     Args:
         a: Rows of the first (reference) run.
@@ -213,7 +240,12 @@ def compare_items(
     else:
         flips = sign_flip_test(scores_a, scores_b, resamples=resamples, seed=seed)
         sign_flip_p = gate_p = flips.p_value_two_sided
-        limit = paired_minimum_detectable_difference(deltas, power=chance, alpha=threshold)
+        limit = paired_minimum_detectable_difference(
+            max(_delta_spread(deltas), _spread_floor(deltas, values_a, values_b)),
+            count,
+            power=chance,
+            alpha=threshold,
+        )
     verdict: Verdict = "inconclusive"
     if gate_p < threshold and boot.confidence_interval_low > 0.0:
         verdict = "better"
