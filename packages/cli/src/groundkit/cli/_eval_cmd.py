@@ -36,7 +36,7 @@ from groundkit.cli._eval_run import (
 from groundkit.cli._eval_trec import trec_eval_text
 from groundkit.cli._track_record_cmd import record_compare_measurement  # track record
 from groundkit.diagnosis import FIXES  # track record
-from groundkit.harness import DENSE_INSTALL_HINT, default_headline_metrics
+from groundkit.harness import DENSE_INSTALL_HINT, MAX_RESAMPLES, default_headline_metrics
 
 __all__ = ["compare_command", "demo_command", "run_command", "trec_command"]
 
@@ -121,7 +121,7 @@ def trec_command(
 @click.option("--stage-b", default=None, help="Items mode: stage of B when B has several.")
 @click.option(
     "--resamples",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_RESAMPLES),
     default=None,
     help="Bootstrap resamples [items: 2000; report: the report's setting].",
 )
@@ -196,6 +196,8 @@ def compare_command(
     --fail-on-inconclusive, or under --fail-under), 2 files that cannot be compared.
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
     console = make_console()
+    if fail_under is not None and not 0.0 <= fail_under <= 1.0:  # also refuses nan
+        raise InputError(f"--fail-under must be a metric value in [0, 1], got {fail_under}")
     if len(files) == 1:
         for flag, value in (
             ("--stage-a", stage_a),
@@ -362,7 +364,7 @@ _IN_PATH = click.Path(path_type=Path)
 )
 @click.option(
     "--resamples",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_RESAMPLES),
     default=None,
     help="Bootstrap resamples [default: 2000].",
 )
@@ -486,7 +488,7 @@ def run_command(
 )
 @click.option(
     "--resamples",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_RESAMPLES),
     default=2_000,
     show_default=True,
     help="Bootstrap resamples.",

@@ -81,6 +81,9 @@ def _check_writable(path: Path, flag: str) -> None:
         raise InputError(f"{flag} {path}: folder {parent} does not exist")
     if path.is_dir():
         raise InputError(f"{flag} {path}: is a folder")
+    if path.exists() and not path.is_file():
+        # The atomic write renames over the path: it would replace a device or a pipe.
+        raise InputError(f"{flag} {path}: not a regular file")
 
 
 def detection_limit_text(report: EvalReport) -> str | None:
@@ -137,6 +140,10 @@ def execute(
         _check_writable(items_path, "--items")
     if html_path is not None:  # --- html report (grk eval run --html) ---
         _check_writable(html_path, "--html")
+    outputs = {report_path.resolve(): "--report"}
+    for flag, path in (("--items", items_path), ("--html", html_path)):
+        if path is not None and outputs.setdefault(path.resolve(), flag) != flag:
+            raise InputError(f"{flag} {path}: same file as {outputs[path.resolve()]}")
     try:
         with ProgressDisplay(enabled=progress) as display:
             report = run_evaluation(config, progress=display, command=list(command))

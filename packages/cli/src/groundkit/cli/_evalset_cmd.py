@@ -118,6 +118,22 @@ def _resolution(judgments: list[Judgment], corpus_path: Path | None) -> Any:
     return resolve_judgments(judgments, Corpus.load(corpus_path))
 
 
+def _check_outputs(*outputs: tuple[str, Path | None]) -> None:
+    """Refuse unusable output paths before any work, so that nothing is half-written."""
+    seen: dict[Path, str] = {}
+    for flag, path in outputs:
+        if path is None:
+            continue
+        parent = path.parent if str(path.parent) else Path()
+        if not parent.is_dir():
+            raise InputError(f"{flag} {path}: folder {parent} does not exist")
+        if path.exists() and not path.is_file():
+            raise InputError(f"{flag} {path}: not a regular file")
+        earlier = seen.setdefault(path.resolve(), flag)
+        if earlier != flag:
+            raise InputError(f"{flag} {path}: same file as {earlier}")
+
+
 def _write_rejections(result: FilterResult, path: Path) -> None:
     lines = [rejection.model_dump_json() + "\n" for rejection in result.rejected]
     atomic_write_text(path, "".join(lines))
@@ -202,6 +218,7 @@ def filter_command(
     --model and --base-url). A filter without its input keeps everything and says so. The kept
     items are written to --out with the set version bumped.
     """
+    _check_outputs(("--out", out), ("--rejected", rejected))
     items = load_judgments(judgments)
     client = client_from_options(model, base_url, api_key_env, timeout=timeout)
     chain = FilterChain(
@@ -240,6 +257,7 @@ def classify_command(
     multi-hop, else factoid); a model's reply is used only when it names one of those types.
     Types a person set are kept unless --overwrite.
     """
+    _check_outputs(("--out", out))
     items = load_judgments(judgments)
     client = client_from_options(model, base_url, api_key_env, timeout=timeout)
     classifier = Classifier(client, overwrite=overwrite)
@@ -360,6 +378,7 @@ def generate_command(
     same model answers each draft closed-book for the general-knowledge filter unless
     --no-closed-book. Review the result with `grk evalset review`.
     """
+    _check_outputs(("--out", out), ("--rejected", rejected))
     documents = Corpus.load(corpus)
     client = client_from_options(model, base_url, api_key_env, timeout=timeout, required=True)
     assert isinstance(client, ChatClient)

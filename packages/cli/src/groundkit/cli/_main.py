@@ -19,6 +19,9 @@ from groundkit.cli._errors import InputError
 __all__ = ["GroundkitGroup", "beir_group", "cli", "eval_group", "evalset_group", "main"]
 
 
+_TRACEBACK_SHOWN = "groundkit.traceback_shown"
+
+
 def _debug_requested(ctx: click.Context) -> bool:
     root = ctx.find_root()
     return bool(root.params.get("debug")) or bool((root.obj or {}).get("debug"))
@@ -36,9 +39,15 @@ class GroundkitGroup(click.Group):
         try:
             return super().invoke(ctx)
         except click.ClickException:
+            # Errors the commands raise themselves (InputError...) get one too; ctx.meta is
+            # shared by nested groups, so each traceback is printed once.
+            if _debug_requested(ctx) and not ctx.meta.get(_TRACEBACK_SHOWN):
+                ctx.meta[_TRACEBACK_SHOWN] = True
+                traceback.print_exc()
             raise
         except (ValueError, UnicodeError) as exc:
             if _debug_requested(ctx):
+                ctx.meta[_TRACEBACK_SHOWN] = True
                 traceback.print_exc()
             raise InputError(" ".join(str(exc).split()) or type(exc).__name__) from exc
 

@@ -7,6 +7,7 @@ in-memory data. See the package README for the TOML format and the predictions f
 
 from groundkit.harness._config import (
     BASELINE_STAGE,
+    MAX_RESAMPLES,
     Bm25Retriever,
     CallableRetriever,
     CommandRetriever,
@@ -33,6 +34,7 @@ from groundkit.harness._scoring import trec_measure_for
 __all__ = [
     "BASELINE_STAGE",
     "DENSE_INSTALL_HINT",
+    "MAX_RESAMPLES",
     "Bm25Retriever",
     "CallableRetriever",
     "CommandRetriever",

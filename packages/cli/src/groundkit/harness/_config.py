@@ -29,6 +29,7 @@ from groundkit.judgments import (
 __all__ = [
     "BASELINE_STAGE",
     "DEFAULT_CUTOFFS",
+    "MAX_RESAMPLES",
     "Bm25Retriever",
     "CallableRetriever",
     "CommandRetriever",
@@ -50,6 +51,8 @@ BASELINE_STAGE = "bm25"
 
 DEFAULT_CUTOFFS: tuple[int, ...] = (1, 3, 5, 10, 20, 100)
 DEFAULT_BUDGETS: tuple[int, ...] = (1000, 2000, 4000)
+MAX_RESAMPLES = 1_000_000
+"""Most bootstrap resamples a run accepts: more only costs memory and time (2e9 needs 16 GB)."""
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -295,6 +298,13 @@ class EvalSettings(BaseModel):
     chunker: ChunkerConfig | None = None
     bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
     embedding_cache_dir: Path | None = None
+
+    @field_validator("bootstrap")
+    @classmethod
+    def _bounded_resamples(cls, value: BootstrapSettings) -> BootstrapSettings:
+        if value.resamples > MAX_RESAMPLES:
+            raise ValueError(f"resamples must be at most {MAX_RESAMPLES:,}, got {value.resamples}")
+        return value
 
     @field_validator("cutoffs", "budgets")
     @classmethod

@@ -127,7 +127,14 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
                 line=number,
                 item_id=query,
             )
-        qrels.setdefault(query, {})[doc] = _atol(fields[3])
+        relevance = _atol(fields[3])
+        if not -(2**63) <= relevance < 2**63:  # scored as 64-bit integers, like trec_eval's long
+            raise JudgmentError(
+                f"relevance {_text(fields[3], path, number)!r} is out of range",
+                path=path,
+                line=number,
+            )
+        qrels.setdefault(query, {})[doc] = relevance
     return qrels
 
 

@@ -167,6 +167,10 @@ def _format_param(kind: str, value: float) -> str:
     return f"{int(value)}" if kind in ("long", "length") else f"{value:3.2f}"
 
 
+# Cutoffs become 64-bit integers; 2**53 keeps every accepted value exact as a float too.
+_MAX_PARAMETER = float(2**53)
+
+
 def _parse_params(family: str, kind: str, text: str, request: str) -> tuple[float, ...]:
     if kind == "none":
         raise JudgmentError(f"measure {request!r}: {family} takes no parameters here")
@@ -175,8 +179,10 @@ def _parse_params(family: str, kind: str, text: str, request: str) -> tuple[floa
         try:
             # Integer cutoffs are truncated like C's atol ("23.4" -> 23).
             value = float(part) if kind == "float" else float(math.trunc(float(part)))
-        except ValueError:
+        except (ValueError, OverflowError):  # OverflowError: "inf" truncated to an integer
             raise JudgmentError(f"measure {request!r}: bad parameter {part!r}") from None
+        if not math.isfinite(value) or abs(value) > _MAX_PARAMETER:
+            raise JudgmentError(f"measure {request!r}: parameter {part!r} is out of range")
         if kind != "float" and value <= 0:
             raise JudgmentError(f"measure {request!r}: cutoffs must be positive")
         values.append(value)
