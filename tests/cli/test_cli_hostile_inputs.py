@@ -252,3 +252,20 @@ def test_debug_shows_one_traceback_for_a_library_input_error(tmp_path: Path) -> 
     result = CliRunner().invoke(cli, ["--debug", "eval", "trec", str(qrels), str(run)])
     assert result.exit_code == 2
     assert result.output.count("Traceback") == 1, result.output
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["eval", "run", "--k", "0"], "Invalid value for '--k'"),
+        (["eval", "nope"], "No such command 'nope'"),
+        (["eval", "compare"], "Missing argument"),
+    ],
+)
+def test_click_usage_errors_are_one_line_exit_2(argv: list[str], needle: str) -> None:
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    assert needle in lines[0]
+    assert "--help" in lines[0]

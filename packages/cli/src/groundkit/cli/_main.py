@@ -38,6 +38,14 @@ class GroundkitGroup(click.Group):
         """Invoke the sub-command, translating bad-input errors."""
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:
+            # Click prints usage, a hint and a blank line around a bad option or command: one
+            # line naming the problem and where to read the help is the CLI's contract.
+            if _debug_requested(ctx) and not ctx.meta.get(_TRACEBACK_SHOWN):
+                ctx.meta[_TRACEBACK_SHOWN] = True
+                traceback.print_exc()
+            where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
+            raise InputError(f"{exc.format_message()} (see '{where} --help')") from exc
         except click.ClickException:
             # Errors the commands raise themselves (InputError...) get one too; ctx.meta is
             # shared by nested groups, so each traceback is printed once.
