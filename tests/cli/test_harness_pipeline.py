@@ -360,6 +360,7 @@ def test_gold_document_missing_from_the_corpus() -> None:
         assert ghost.evidence[0].first_rank is None
         assert ghost.evidence[0].best_chunk_share is None
         assert all(v == 0.0 for v in ghost.scores.values())
+        assert "1 gold document is not in the corpus: 'missing.md'." in report.notes
 
 
 def test_collector_runs_less_often_during_a_run_and_is_restored() -> None:

@@ -142,6 +142,22 @@ def build_notes(
             f"{len(unresolved)} of {len(quotes)} gold quotes were not found in their documents; "
             f"{effect} (see the closest passages in queries[].gold)."
         )
+        # A gold document absent from the corpus is usually a wrong corpus path or id: name it.
+        absent = sorted(
+            {
+                q.gold.doc
+                for r in answerable
+                for q in r.quotes
+                if q.reason is not None and q.reason.endswith("is not in the corpus")
+            }
+        )
+        if absent:
+            shown = ", ".join(repr(doc) for doc in absent[:5])
+            more = f" and {len(absent) - 5} more" if len(absent) > 5 else ""
+            notes.append(
+                f"{len(absent)} gold document{'s are' if len(absent) > 1 else ' is'} not in the "
+                f"corpus: {shown}{more}."
+            )
     for stage in stages:
         if stage.error is not None:
             notes.append(f"Stage {stage.name!r} failed and has no results: {stage.error}")
