@@ -131,6 +131,49 @@ def test_harness_report_diagnoses_consistently(runs: dict[str, Any]) -> None:
     assert hybrid.bucket("found-by-other-stage").count is not None
 
 
+def test_document_level_diagnosis_reproduces_the_report(
+    runs: dict[str, Any], tmp_path: Path
+) -> None:
+    # two quotes of one document and one of another per query: trec_eval's recall counts the
+    # documents, and so must the diagnosis and its replays
+    corpus, judgments = _corpus_and_judgments()
+    merged = [
+        Judgment(
+            query_id=f"m-{n:02d}",
+            query=first.query,
+            gold=(*first.gold, *second.gold, *third.gold),
+        )
+        for n, (first, second, third) in enumerate(
+            zip(judgments[0::6], judgments[1::6], judgments[2::6], strict=False)
+        )
+    ]
+    assert all(j.gold[0].doc == j.gold[1].doc != j.gold[2].doc for j in merged)
+    settings = EvalSettings(
+        stages=[_bm25("bm25", 50, 0), _bm25("big", 300, 100)],
+        level="document",
+        depth=20,
+        bootstrap=BootstrapSettings(resamples=200),
+    )
+    report = evaluate(corpus, merged, settings)
+    assert report.run.level == "document"
+    for stage in ("bm25", "big"):
+        for k in (1, 3):
+            diagnosis = diagnose(report, stage, k=k)
+            aggregate = report.stage(stage).aggregates[f"recall@{k}"].mean
+            assert diagnosis.recall == pytest.approx(aggregate, abs=1e-12)
+            assert diagnosis.gold_count == 2 * len(merged)
+            assert not any("differs from the recomputation" in n for n in diagnosis.notes)
+            weights = math.fsum(b.weight or 0.0 for b in diagnosis.buckets)
+            assert weights == pytest.approx(1 - aggregate, abs=1e-12)
+            for evidence in diagnosis.evidence:
+                if evidence.replay is not None:
+                    assert evidence.replay.before == pytest.approx(aggregate, abs=1e-12)
+    dump_report(report, tmp_path / "doc.json")
+    shown = grk("eval", "diagnose", tmp_path / "doc.json", "--stage", "bm25", "--k", "3")
+    assert shown.exit_code == 0, shown.output
+    assert f"of {2 * len(merged)} gold documents missed at k = 3" in " ".join(shown.output.split())
+
+
 def test_fusion_replay_matches_the_harness_hybrid(runs: dict[str, Any]) -> None:
     report: EvalReport = runs["both"]
     own = {r.query_id: r.hits for r in report.stage("bm25").queries}

@@ -338,3 +338,118 @@ def test_summary_pairs_predictions_and_measurements(helpers: Any, tmp_path: Path
     assert summary.mean_absolute_error == pytest.approx(abs(1 / 12 - rerank_expected) / 2)
     assert [c.line for c in summary.cautions] == [4]
     assert isinstance(Prediction.model_validate(prediction.model_dump()), Prediction)
+
+
+def _fusion_report(helpers: Any) -> EvalReport:
+    """bm25 finds 2 of 6 queries at rank 1, dense 4 (the best partner), big 3."""
+    b = helpers.ReportBuilder(depth=20, metrics=["recall@2", "recall@10"])
+    for i in range(6):
+        b.query(f"q{i}", helpers.gold(f"d{i}", f"quote {i}", SPAN))
+    b.stage("bm25", chunker={"kind": "chars", "size": 200, "overlap": 0})
+    b.stage("dense", "dense", chunker={"kind": "chars", "size": 200, "overlap": 0})
+    b.stage("big", chunker={"kind": "chars", "size": 400, "overlap": 0})
+    fill = helpers.fillers(5)
+    for stage, found in (("bm25", 2), ("dense", 4), ("big", 3)):
+        for i in range(6):
+            hits = [(f"d{i}", 100, 200), *fill] if i < found else fill
+            b.result(stage, f"q{i}", hits)
+    report: EvalReport = b.build()
+    return report
+
+
+def _stage_config(name: str, kind: str = "bm25") -> dict[str, Any]:
+    return {
+        "name": name,
+        "retriever": {"kind": kind},
+        "chunker": {"kind": "chars", "size": 200, "overlap": 0},
+    }
+
+
+def _hybrid_config(*stages: str) -> dict[str, Any]:
+    return {
+        "name": "h",
+        "retriever": {"kind": "hybrid", "stages": list(stages), "k": 60},
+        "chunker": None,
+    }
+
+
+def test_prediction_names_the_fusion_partner(helpers: Any, tmp_path: Path) -> None:
+    record = tmp_path / "record.jsonl"
+    diagnosis = diagnose(_fusion_report(helpers), "bm25", k=K)
+    ranked = {f.name: f for f in fixes(diagnosis)}
+    assert "fusing bm25 with dense" in ranked["hybrid-fusion"].basis
+    prediction = record_prediction(record, diagnosis)
+    predicted = prediction.fix("hybrid-fusion")
+    assert predicted is not None
+    assert predicted.partner == "dense"
+    assert "fusing bm25 with dense" in predicted.basis
+    assert prediction.fix("raise-k").partner is None  # type: ignore[union-attr]
+    assert read_track_record(record).predictions == [prediction]
+    # a line written before the partner was recorded still loads, without one
+    line = json.loads(record.read_text("utf-8"))
+    for fix in line["fixes"]:
+        del fix["partner"]
+    older = tmp_path / "older.jsonl"
+    older.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    read = read_track_record(older)
+    assert read.cautions == []
+    assert read.predictions[0].fix("hybrid-fusion").partner is None  # type: ignore[union-attr]
+
+
+def test_infer_hybrid_fusion_needs_the_predicted_partner() -> None:
+    a = _stage_config("bm25")
+    every = ["hybrid-fusion", "rerank"]
+    assert infer_applied_fix(
+        a, _hybrid_config("bm25", "dense"), every, stage_a="bm25", partner="dense"
+    ) == ["hybrid-fusion"]
+    assert infer_applied_fix(
+        a, _hybrid_config("dense", "bm25"), every, stage_a="bm25", partner="dense"
+    ) == ["hybrid-fusion"]
+    assert (
+        infer_applied_fix(a, _hybrid_config("bm25", "big"), every, stage_a="bm25", partner="dense")
+        == []
+    )
+    assert (
+        infer_applied_fix(
+            a, _hybrid_config("bm25", "dense", "big"), every, stage_a="bm25", partner="dense"
+        )
+        == []
+    )
+    # without a recorded partner (older predictions) any hybrid fusing A's stage fits
+    assert infer_applied_fix(a, _hybrid_config("bm25", "big"), every, stage_a="bm25") == [
+        "hybrid-fusion"
+    ]
+
+
+def test_measurement_of_a_fusion_with_another_partner_is_refused(
+    helpers: Any, tmp_path: Path
+) -> None:
+    record = tmp_path / "record.jsonl"
+    report = _fusion_report(helpers)
+    prediction = record_prediction(record, diagnose(report, "bm25", k=K))
+    rows_a = _rows(report, "bm25")
+    rows_b = _improved(rows_a, ["q2", "q3"])
+    config_a = _stage_config("bm25")
+    wrong = _hybrid_config("bm25", "big")
+    for applied in (None, "hybrid-fusion"):
+        outcome = record_measurement(
+            record, rows_a, rows_b, None, applied=applied,
+            stage_a="bm25", stage_b="h", config_a=config_a, config_b=wrong,
+        )  # fmt: skip
+        assert outcome.status == "not-predicted", outcome.message
+        assert "not the predicted fix" in outcome.message
+        assert "fuses bm25, big" in outcome.message
+        assert "fusing bm25 with dense" in outcome.message
+    assert read_track_record(record).measurements == []
+    right = _hybrid_config("dense", "bm25")
+    outcome = record_measurement(
+        record, rows_a, rows_b, None, stage_a="bm25", stage_b="h", config_a=config_a, config_b=right
+    )
+    assert outcome.status == "recorded", outcome.message
+    m = outcome.measurement
+    assert m is not None
+    assert (m.fix, m.how) == ("hybrid-fusion", "inferred")
+    assert m.predicted == prediction.fix("hybrid-fusion")
+    assert m.predicted.partner == "dense"
+    assert "fusing bm25 with dense" in outcome.message
+    assert m.measured == pytest.approx(2 / 6)

@@ -16,7 +16,7 @@ from groundkit.diagnosis import (
     fixes,
     reciprocal_rank_fusion,
 )
-from groundkit.judgments import EvalReport, GoldItem, ReportHit, score_queries
+from groundkit.judgments import EvalReport, GoldItem, ReportHit, evaluate_trec, score_queries
 
 SPAN = (100, 200)
 
@@ -215,8 +215,9 @@ def test_basis_strings_for_exact_fixes(helpers: Any) -> None:
         0.1
     )  # q6 comes from 'big' at fused rank 2 (ties go to bm25)
     assert fusion.basis == (
-        "exact: reciprocal-rank fusion (k=60) of bm25 with big's recorded hits; recall@2 0.600 "
-        "− recall@2 0.500 over 10 queries; it finds 1 of the misses (split by the chunker 1); "
+        "exact: reciprocal-rank fusion (k=60) fusing bm25 with big, on their recorded hits; "
+        "recall@2 0.600 − recall@2 0.500 over 10 queries; it finds 1 of the misses (split by "
+        "the chunker 1); "
         "whole effect of the change: 1 of the misses it finds lie outside its bucket (found by "
         "another stage), so it is not bounded by that bucket's ceiling +0.000"
     )
@@ -266,3 +267,87 @@ def test_exact_gain_above_its_ceiling_is_said_to_be_the_whole_effect(helpers: An
     # a replay finding only its own bucket's misses says nothing of the kind
     raise_k = next(f for f in fixes(diagnosis) if f.name == "raise-k")
     assert "whole effect" not in raise_k.basis
+
+
+def _trec_recall(report: EvalReport, hits: dict[str, list[ReportHit]], k: int) -> dict[str, float]:
+    """trec_eval's recall_k per answerable query: gold collapsed per document (the harness's)."""
+    qrels: dict[str, dict[str, int]] = {}
+    for query in report.queries:
+        if query.answerable:
+            grades = qrels.setdefault(query.query_id, {})
+            for quote in query.gold:
+                grades[quote.doc] = max(grades.get(quote.doc, 0), quote.grade)
+    run: dict[str, dict[str, float]] = {}
+    for query_id, ranked in hits.items():
+        docs = list(dict.fromkeys(h.doc for h in ranked))
+        if docs:
+            run[query_id] = {doc: float(len(docs) - i) for i, doc in enumerate(docs)}
+    result = evaluate_trec(qrels, run, [f"recall_{k}"], all_queries=True)
+    return {q: result.per_query[q][f"recall_{k}"] for q in qrels}
+
+
+def _document_level_report(helpers: Any) -> EvalReport:
+    """q1: two quotes in doc A, one in B; bm25 has A at 1 and B at 4; dense has B then A.
+
+    Scores are recorded as the harness records them at document level (trec_eval's recall_k).
+    """
+    gold = helpers.gold
+    b = helpers.ReportBuilder(depth=20)
+    b.query("q1", gold("A", "a one", SPAN), gold("A", "a two", (300, 400)), gold("B", "b", SPAN))
+    b.query("q2", gold("C", "c", SPAN))
+    b.stage("bm25", chunker={"kind": "document"})
+    b.stage("dense", "dense", chunker={"kind": "document"})
+    b.result("bm25", "q1", [("A", 0, 1000), ("f0", 0, 50, 1), ("f1", 0, 50, 1), ("B", 0, 1000)])
+    b.result("bm25", "q2", [("C", 0, 1000)])
+    b.result("dense", "q1", [("B", 0, 1000), ("A", 0, 1000)])
+    b.result("dense", "q2", [("g0", 0, 50)])
+    report: EvalReport = b.build(level="document")
+    stages = []
+    for stage in report.stages:
+        hits = {r.query_id: list(r.hits) for r in stage.queries}
+        by_k = {k: _trec_recall(report, hits, k) for k in (2, 10)}
+        results = [
+            r.model_copy(update={"scores": {f"recall@{k}": by_k[k][r.query_id] for k in by_k}})
+            for r in stage.queries
+        ]
+        stages.append(stage.model_copy(update={"queries": results}))
+    return report.model_copy(update={"stages": stages})
+
+
+def test_document_level_counts_gold_documents_like_the_report(helpers: Any) -> None:
+    report = _document_level_report(helpers)
+    own = _hits(report, "bm25")
+    recorded = _trec_recall(report, own, 2)
+    assert recorded == {"q1": 0.5, "q2": 1.0}  # trec_eval: one of q1's two documents
+    diagnosis = diagnose(report, "bm25", k=2)
+    assert diagnosis.recall == pytest.approx(0.75, abs=1e-12)
+    assert diagnosis.recorded_recall == pytest.approx(0.75, abs=1e-12)
+    assert not any("differs from the recomputation" in n for n in diagnosis.notes)
+    # a miss is a gold document: A, B and C; only B is missed
+    assert (diagnosis.gold_count, diagnosis.found_count, diagnosis.miss_count) == (3, 2, 1)
+    below = diagnosis.bucket("just-below-cutoff")
+    assert below.count == 1
+    assert below.weight == pytest.approx(1 / (2 * 2))  # one of q1's 2 documents, 2 queries
+    assert sum(b.weight or 0.0 for b in diagnosis.buckets) == pytest.approx(1 - 0.75)
+    evidence = {e.fix: e.replay for e in diagnosis.evidence}
+    raise_k, fusion = evidence["raise-k"], evidence["hybrid-fusion"]
+    dedup = evidence["deduplicate"]
+    assert raise_k is not None
+    assert fusion is not None
+    assert dedup is not None
+    for replay in (raise_k, fusion, dedup):
+        assert replay.before == pytest.approx(0.75, abs=1e-12)  # the report's recall@2
+    assert raise_k.after == pytest.approx(
+        math.fsum(_trec_recall(report, own, 10).values()) / 2, abs=1e-12
+    )
+    fused = {q: reciprocal_rank_fusion(own[q], _hits(report, "dense")[q], depth=20) for q in own}
+    assert fusion.after == pytest.approx(math.fsum(_trec_recall(report, fused, 2).values()) / 2)
+    kept = {q: [h for h in hits if h.duplicate_of is None] for q, hits in own.items()}
+    assert dedup.after == pytest.approx(math.fsum(_trec_recall(report, kept, 2).values()) / 2)
+    for replay in (raise_k, fusion, dedup):
+        assert replay.gain == pytest.approx(0.25, abs=1e-12)
+        assert replay.finds == {"just-below-cutoff": 1}
+        assert replay.loses == 0
+    by_name = {f.name: f for f in fixes(diagnosis)}
+    assert by_name["raise-k"].ceiling == pytest.approx(0.25)
+    assert any("gold document" in note for note in diagnosis.notes)

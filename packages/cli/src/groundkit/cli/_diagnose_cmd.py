@@ -69,6 +69,11 @@ def _examples(bucket: Bucket) -> Text:
     return text
 
 
+def _unit(diagnosis: Diagnosis) -> str:
+    # at document level a miss is a gold document, as in the report's recall@k
+    return "documents" if diagnosis.level == "document" else "quotes"
+
+
 def _stage_line(diagnosis: Diagnosis) -> Text:
     config = diagnosis.config
     setup = [config.kind]
@@ -81,8 +86,8 @@ def _stage_line(diagnosis: Diagnosis) -> Text:
     line.append(f" ({' · '.join(setup)})", style="dim")
     line.append(
         f": {diagnosis.metric} {format_value(diagnosis.recall)} over {diagnosis.query_count} "
-        f"queries; {diagnosis.miss_count} of {diagnosis.gold_count} gold quotes missed at "
-        f"k = {diagnosis.k}"
+        f"queries; {diagnosis.miss_count} of {diagnosis.gold_count} gold {_unit(diagnosis)} "
+        f"missed at k = {diagnosis.k}"
     )
     return line
 

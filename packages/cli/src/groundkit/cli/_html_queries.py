@@ -332,7 +332,8 @@ def _diagnosis_stage(
             f"{', '.join(unknown)}.</p>"
         )
     summary = (
-        f"{fmt_count(diagnosis.miss_count)} of {fmt_count(diagnosis.gold_count)} gold quotes "
+        f"{fmt_count(diagnosis.miss_count)} of {fmt_count(diagnosis.gold_count)} gold "
+        f"{'documents' if diagnosis.level == 'document' else 'quotes'} "
         f"missed at k = {diagnosis.k} ({metric} {fmt_value(diagnosis.recall)})."
     )
     return (

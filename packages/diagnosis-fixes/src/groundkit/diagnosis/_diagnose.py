@@ -17,6 +17,10 @@ The order of the buckets is part of the contract (see :data:`BUCKETS` and the RE
 A bucket whose measurement the stage lacks altogether is ``None`` (shown as —), never zero; a
 miss lacking the measurement of a bucket the stage does measure goes on to the next bucket and
 is counted in that bucket's ``unmeasured``.
+
+At document level a miss is a gold *document* (the quotes of a query sharing a document count
+once), so counts, weights, rates and replays agree with the report's recall@k, trec_eval's
+``recall_k`` over documents; see :mod:`groundkit.diagnosis._quotes`.
 """
 
 from __future__ import annotations
@@ -43,7 +47,13 @@ from groundkit.diagnosis._models import (
     Replay,
     StageSnapshot,
 )
-from groundkit.diagnosis._quotes import QuoteCase, StageQuotes, first_ranks, gold_items
+from groundkit.diagnosis._quotes import (
+    QuoteCase,
+    StageQuotes,
+    case_indices,
+    first_ranks,
+    gold_items,
+)
 from groundkit.diagnosis._replay import (
     RRF_K,
     deduplicate,
@@ -472,8 +482,8 @@ class _Evidence:
             after=after,
             query_count=len(self.gold),
             detail=(
-                f"reciprocal-rank fusion (k={RRF_K}) of {self.view.stage.name} with "
-                f"{best.stage.name}'s recorded hits"
+                f"reciprocal-rank fusion (k={RRF_K}) fusing {self.view.stage.name} with "
+                f"{best.stage.name}, on their recorded hits"
             ),
             other_stage=best.stage.name,
             **self.movement(fused, self.k),
@@ -578,7 +588,11 @@ def diagnose(
         k=k,
         metric=metric,
         query_count=view.query_count,
-        single_quote=all(len(q.gold) == 1 for q in report.queries if q.answerable),
+        single_quote=all(
+            len(case_indices(q.gold, level=report.run.level)) == 1
+            for q in report.queries
+            if q.answerable
+        ),
         gold_count=len(view.cases),
         found_count=len(view.cases) - len(missed),
         miss_count=len(missed),
@@ -639,8 +653,8 @@ def _notes(
     notes = [_OVERLAP_NOTE]
     if report.run.level == "document":
         notes.append(
-            "document level: a quote counts as found when any hit comes from its document, and "
-            "each quote counts on its own (trec_eval's recall counts documents)"
+            "document level: a miss is a gold document, found when any hit comes from it; "
+            "quotes sharing a document count once, as the report's recall (trec_eval's) does"
         )
     if k < report.run.depth < POOL_FACTOR * k:
         notes.append(

@@ -301,10 +301,11 @@ class Diagnosis(_Model):
         k: The cutoff.
         metric: ``recall@k``, the unit of every gain.
         query_count: Answerable queries (the denominator of recall@k).
-        single_quote: Every query has exactly one gold quote (then a miss is one query).
-        gold_count: Gold quotes of those queries.
-        found_count: Quotes found within k.
-        miss_count: Quotes missed at k.
+        single_quote: Every query has exactly one gold quote (document level: one gold
+            document), so a miss is one query.
+        gold_count: Gold quotes of those queries (document level: gold documents).
+        found_count: Quotes (documents) found within k.
+        miss_count: Quotes (documents) missed at k.
         recall: The stage's mean recall@k as recomputed from its recorded hits.
         recorded_recall: The mean of the report's own recall@k scores, when it has them.
         items_hash: Hash of the stage's per-query recall@k (see :func:`items_hash`).

@@ -5,6 +5,13 @@ with the report's ``min_overlap_fraction``); at document level, by coming from t
 document. A quote is *found* at k when its first touching hit ranks ``<= k``. A quote of a
 query with ``G`` quotes, in a set of ``N`` answerable queries, weighs ``1 / (G * N)`` of the
 stage's mean recall@k: that is what finding it adds.
+
+At document level the unit is the gold *document*, not the quote, because that is what the
+report's recall@k counts (trec_eval's ``recall_k`` over the gold collapsed per document, with
+the largest grade of its quotes). A query's quotes sharing a document make one case, standing
+for its document: a query with ``D`` gold documents weighs each ``1 / (D * N)``, and a "miss"
+is a gold document. The case carries the document's first resolved quote (its first quote when
+none is resolved), whose trace and text the buckets read.
 """
 
 from __future__ import annotations
@@ -25,7 +32,14 @@ from groundkit.judgments import (
     overlaps,
 )
 
-__all__ = ["DOCUMENT_SPAN_END", "QuoteCase", "StageQuotes", "first_ranks", "gold_items"]
+__all__ = [
+    "DOCUMENT_SPAN_END",
+    "QuoteCase",
+    "StageQuotes",
+    "case_indices",
+    "first_ranks",
+    "gold_items",
+]
 
 DOCUMENT_SPAN_END = 1 << 62
 """End of the whole-document span standing for a quote at document level."""
@@ -63,32 +77,56 @@ def first_ranks(
 def gold_items(queries: Sequence[QueryInfo], *, level: str) -> dict[str, list[GoldItem]]:
     """The gold of answerable queries in the form the core metrics score.
 
-    At document level every quote stands for its whole document (resolved or not), which is
-    how the harness traces document-level runs.
+    At document level each gold document is one item (resolved or not) with the largest grade
+    of its quotes: the qrels the harness scores document-level runs with.
     """
     items: dict[str, list[GoldItem]] = {}
     for query in queries:
         if not query.answerable:
             continue
+        if level == "document":
+            grades: dict[str, int] = {}
+            for quote in query.gold:
+                grades[quote.doc] = max(grades.get(quote.doc, 0), quote.grade)
+            items[query.query_id] = [
+                GoldItem(grade=grade, spans=((doc, 0, DOCUMENT_SPAN_END),))
+                for doc, grade in grades.items()
+            ]
+            continue
         items[query.query_id] = [
             GoldItem(
                 grade=quote.grade,
-                spans=((quote.doc, 0, DOCUMENT_SPAN_END),)
-                if level == "document"
-                else tuple((quote.doc, start, end) for start, end in quote.spans),
+                spans=tuple((quote.doc, start, end) for start, end in quote.spans),
             )
             for quote in query.gold
         ]
     return items
 
 
+def case_indices(gold: Sequence[GoldEvidence], *, level: str) -> list[int]:
+    """Indices of the quotes that make the cases: every quote, or one quote per document.
+
+    At document level a document's case carries its first resolved quote (its first quote
+    when none is resolved), in the order the documents first appear.
+    """
+    if level != "document":
+        return list(range(len(gold)))
+    chosen: dict[str, int] = {}
+    for index, quote in enumerate(gold):
+        current = chosen.get(quote.doc)
+        if current is None or (quote.resolved and not gold[current].resolved):
+            chosen[quote.doc] = index
+    return list(chosen.values())
+
+
 @dataclass(frozen=True, slots=True)
 class QuoteCase:
-    """One gold quote of one answerable query, as one stage saw it.
+    """One gold quote (at document level: one gold document) of one answerable query.
 
     Attributes:
         query: The query.
-        gold_index: Index of the quote in ``query.gold``.
+        gold_index: Index of the quote in ``query.gold`` (at document level, the quote
+            standing for its document, see :func:`case_indices`).
         weight: What finding it adds to the stage's mean recall@k.
         first_rank: Rank of the first touching hit of the stage (``None``: none recorded).
         trace: The stage's evidence trace of the quote (``None``: the report has none).
@@ -121,7 +159,8 @@ class StageQuotes:
 
     Attributes:
         stage: The stage.
-        cases: One case per gold quote of every answerable query.
+        cases: One case per gold quote (document level: per gold document) of every
+            answerable query.
         results: The stage's results by query id.
         query_count: Answerable queries of the report.
     """
@@ -148,10 +187,11 @@ class StageQuotes:
                 level=report.run.level,
                 min_overlap_fraction=report.run.min_overlap_fraction,
             )
-            weight = 1.0 / (len(query.gold) * count)
+            indices = case_indices(query.gold, level=report.run.level)
+            weight = 1.0 / (len(indices) * count)
             cases.extend(
-                QuoteCase(query, index, weight, rank, traces.get(index))
-                for index, rank in enumerate(ranks)
+                QuoteCase(query, index, weight, ranks[index], traces.get(index))
+                for index in indices
             )
         return cls(stage=stage, cases=tuple(cases), results=results, query_count=count)
 
@@ -160,7 +200,7 @@ class StageQuotes:
         return {case.key for case in self.cases if case.found(k)}
 
     def per_query_recall(self, k: int) -> dict[str, float]:
-        """Recall@k of each answerable query (found quotes over its quotes)."""
+        """Recall@k of each answerable query (found cases over its cases)."""
         found: dict[str, int] = {}
         total: dict[str, int] = {}
         for case in self.cases:

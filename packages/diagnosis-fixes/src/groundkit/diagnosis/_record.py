@@ -77,6 +77,9 @@ class PredictedFix(_Model):
         exact: Replayed exactly from the recorded rankings.
         basis: How ``expected`` was computed.
         new_k: For raise-k, the raised cutoff (the measurement compares B's recall@new_k).
+        partner: For hybrid-fusion, the stage the replay fused the diagnosed stage with (a
+            measurement must fuse exactly these two; ``None`` in lines written before it was
+            recorded).
     """
 
     name: FixName
@@ -89,6 +92,7 @@ class PredictedFix(_Model):
     exact: bool = False
     basis: str
     new_k: int | None = None
+    partner: str | None = None
 
 
 class Prediction(_Model):
@@ -331,6 +335,7 @@ def _predicted(fix: Fix, diagnosis: Diagnosis) -> PredictedFix:
         exact=fix.exact,
         basis=fix.basis,
         new_k=evidence.replay.new_k if evidence.replay is not None else None,
+        partner=evidence.replay.other_stage if evidence.replay is not None else None,
     )
 
 
@@ -412,7 +417,22 @@ def _moved(a: Mapping[str, Any], b: Mapping[str, Any], keys: set[str]) -> tuple[
     return up, down
 
 
-def _applies(fix: str, a: dict[str, Any], b: dict[str, Any], stage_a: str | None) -> bool:
+def _fused_stages(b: Mapping[str, Any]) -> list[str] | None:
+    """The stages a flattened config's hybrid retriever fuses (``None``: not a hybrid)."""
+    if b.get("retriever.kind") != "hybrid":
+        return None
+    fused = b.get("retriever.stages")
+    names = json.loads(fused) if isinstance(fused, str) else []
+    return [str(name) for name in names] if isinstance(names, list) else []
+
+
+def _applies(
+    fix: str,
+    a: dict[str, Any],
+    b: dict[str, Any],
+    stage_a: str | None,
+    partner: str | None = None,
+) -> bool:
     diff = {key for key in set(a) | set(b) if a.get(key) != b.get(key)}
     if not diff:
         return False
@@ -431,9 +451,12 @@ def _applies(fix: str, a: dict[str, Any], b: dict[str, Any], stage_a: str | None
         encoder_up, _ = _moved(a, b, set(_ENCODER_KEYS))
         return (down and not up) or (encoder_up and not (diff & _SIZE_KEYS))
     if fix == "hybrid-fusion":
-        fused = b.get("retriever.stages")
-        names = json.loads(fused) if isinstance(fused, str) else []
-        return b.get("retriever.kind") == "hybrid" and stage_a is not None and stage_a in names
+        names = _fused_stages(b)
+        if names is None or stage_a is None:
+            return False
+        if partner is not None:  # the prediction replayed this very pair
+            return set(names) == {stage_a, partner} and len(names) == 2
+        return stage_a in names
     if fix == "dense":
         chunker_same = all(
             a.get(key) == b.get(key) for key in set(a) | set(b) if key.startswith("chunker.")
@@ -449,25 +472,43 @@ def infer_applied_fix(
     candidates: Sequence[str],
     *,
     stage_a: str | None = None,
+    partner: str | None = None,
 ) -> list[FixName]:
     """The candidate fixes whose knobs are the only difference between two stage configs.
 
     Inferable: chunk-overlap (only ``chunker.overlap`` grew), larger-chunks / smaller-chunks
     (only chunk size keys moved, all one way; smaller-chunks also when only the encoder input
-    length grew), hybrid-fusion (B is a hybrid fusing A's stage), dense (BM25 to dense, same
-    chunker). Other fixes turn knobs outside a stage config and must be named.
+    length grew), hybrid-fusion (B is a hybrid fusing exactly A's stage and ``partner``; any
+    hybrid fusing A's stage when no partner is known), dense (BM25 to dense, same chunker).
+    Other fixes turn knobs outside a stage config and must be named.
 
     Args:
         config_a: A's stage configuration (nested mappings; a top-level ``name`` is ignored).
         config_b: B's.
         candidates: Fix names to consider (the prediction's).
         stage_a: A's stage name (hybrid-fusion).
+        partner: The stage the predicted hybrid-fusion fused A's with (its replay's).
 
     Returns:
         The matching fixes, in the order of :data:`FIXES`.
     """
     a, b = _flatten(config_a), _flatten(config_b)
-    return [fix for fix in FIXES if fix in candidates and _applies(fix, a, b, stage_a)]
+    return [fix for fix in FIXES if fix in candidates and _applies(fix, a, b, stage_a, partner)]
+
+
+def _fusion_mismatch(
+    predicted: PredictedFix | None, stage_a: str, config_b: Mapping[str, Any] | None
+) -> str | None:
+    """Why B's stage is not the predicted fusion (``None``: it is, or it cannot be told)."""
+    if predicted is None or predicted.partner is None or config_b is None:
+        return None
+    names = _fused_stages(_flatten(config_b))
+    wanted = f"the prediction was fusing {stage_a} with {predicted.partner}"
+    if names is None:
+        return f"B's stage is not a hybrid, but {wanted}"
+    if len(names) == 2 and set(names) == {stage_a, predicted.partner}:
+        return None
+    return f"B's stage fuses {', '.join(names) or 'no stages'}, but {wanted}"
 
 
 # -- measurement ------------------------------------------------------------------------------
@@ -478,7 +519,8 @@ class MeasurementOutcome(_Model):
 
     Attributes:
         status: ``recorded``; ``no-prediction`` (A matches no prediction); ``not-predicted``
-            (the named fix was not predicted for A); ``undetermined`` (no fix named and none,
+            (the named fix was not predicted for A, or B's hybrid does not fuse the stages
+            the predicted hybrid-fusion fused); ``undetermined`` (no fix named and none,
             or several, inferred); ``not-measured`` (a metric is missing or the comparison
             failed).
         message: One line for the user.
@@ -572,14 +614,29 @@ def record_measurement(
             "with --track-record first); nothing appended",
         )
     how: Literal["named", "inferred"]
+
+    def not_the_predicted(reason: str) -> MeasurementOutcome:
+        return outcome(
+            "not-predicted", f"hybrid-fusion is not the predicted fix: {reason}; nothing appended"
+        )
+
     if applied is not None:
-        prediction = next((p for p in matches if p.fix(applied) is not None), None)
-        if prediction is None:
+        candidates = [p for p in matches if p.fix(applied) is not None]
+        if not candidates:
             return outcome(
                 "not-predicted",
                 f"{applied} was not among the fixes predicted for A's stage "
                 f"{matches[0].stage!r}; nothing appended",
             )
+        mismatches = [
+            _fusion_mismatch(p.fix(applied), stage_a or p.stage, config_b)
+            if applied == "hybrid-fusion"
+            else None
+            for p in candidates
+        ]
+        if all(m is not None for m in mismatches):
+            return not_the_predicted(str(mismatches[0]))
+        prediction = candidates[mismatches.index(None)]
         fix_name, how = applied, "named"
     else:
         prediction = matches[0]
@@ -589,9 +646,21 @@ def record_measurement(
                 "the items files record no stage configuration to infer the fix from; name it "
                 "with --applied; nothing appended",
             )
+        fusion = prediction.fix("hybrid-fusion")
         inferred = infer_applied_fix(
-            config_a, config_b, [f.name for f in prediction.fixes], stage_a=stage_a
+            config_a,
+            config_b,
+            [f.name for f in prediction.fixes],
+            stage_a=stage_a,
+            partner=None if fusion is None else fusion.partner,
         )
+        if not inferred and stage_a is not None and fusion is not None:
+            # B fuses A's stage, but not with the partner the prediction replayed
+            a, b = _flatten(config_a), _flatten(config_b)
+            if _applies("hybrid-fusion", a, b, stage_a):
+                mismatch = _fusion_mismatch(fusion, stage_a, config_b)
+                if mismatch is not None:
+                    return not_the_predicted(mismatch)
         if len(inferred) != 1:
             a, b = _flatten(config_a), _flatten(config_b)
             differing = sorted(key for key in set(a) | set(b) if a.get(key) != b.get(key))
@@ -666,10 +735,13 @@ def record_measurement(
     append_record_line(record_path, measurement)
     expected = "—" if predicted.expected is None else f"{predicted.expected:+.3f}"
     level = round(result.confidence_level * 100)
+    what = f"{how}"
+    if fix_name == "hybrid-fusion" and predicted.partner is not None:
+        what += f", fusing {stage_a or prediction.stage} with {predicted.partner}"
     return MeasurementOutcome(
         status="recorded",
         message=(
-            f"{fix_name} ({how}): B measured {result.difference:+.3f} "
+            f"{fix_name} ({what}): B measured {result.difference:+.3f} "
             f"[{result.confidence_interval_low:+.3f}, {result.confidence_interval_high:+.3f}] "
             f"({level}% interval) against {expected} predicted; appended to {record_path}"
         ),
