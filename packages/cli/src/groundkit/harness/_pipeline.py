@@ -200,14 +200,22 @@ def _run_from_ids(
     return RankedRun.from_lists(ctx.query_ids, per_query)
 
 
-def _bm25_stage(ctx: _Context, stage: StageConfig, outcome: _StageOutcome) -> None:
-    assert isinstance(stage.retriever, Bm25Retriever)
+def _chunked(
+    ctx: _Context, stage: StageConfig, outcome: _StageOutcome
+) -> tuple[ChunkTable, StageChunks, list[str]]:
+    """Chunk the corpus for a stage that builds its own index (timed; refuses an empty index)."""
     start = time.perf_counter()
     chunks, table, stage_chunks = _chunks_for(ctx, stage)
     texts = _chunk_texts(ctx, chunks)
     outcome.timings["chunking"] = time.perf_counter() - start
     if not chunks:
         raise HarnessError(f"stage {stage.name!r}: the corpus has no text to index")
+    return table, stage_chunks, texts
+
+
+def _bm25_stage(ctx: _Context, stage: StageConfig, outcome: _StageOutcome) -> None:
+    assert isinstance(stage.retriever, Bm25Retriever)
+    table, stage_chunks, texts = _chunked(ctx, stage, outcome)
     start = time.perf_counter()
     index = Bm25Index(
         texts, stage.retriever, progress=lambda _p, d, t: ctx.report(f"{stage.name}: index", d, t)
@@ -241,12 +249,7 @@ def _dense_stage(ctx: _Context, stage: StageConfig, outcome: _StageOutcome) -> N
 
     assert isinstance(stage.retriever, DenseRetriever)
     config = stage.retriever
-    start = time.perf_counter()
-    chunks, table, stage_chunks = _chunks_for(ctx, stage)
-    texts = _chunk_texts(ctx, chunks)
-    outcome.timings["chunking"] = time.perf_counter() - start
-    if not chunks:
-        raise HarnessError(f"stage {stage.name!r}: the corpus has no text to index")
+    table, stage_chunks, texts = _chunked(ctx, stage, outcome)
     start = time.perf_counter()
     index = DenseIndex(
         texts,

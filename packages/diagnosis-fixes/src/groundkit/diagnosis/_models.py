@@ -6,7 +6,7 @@ means *not measurable for this stage*, never zero.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,17 +43,7 @@ BucketName = Literal[
     "not-retrieved",
 ]
 
-BUCKETS: tuple[BucketName, ...] = (
-    "gold-not-resolvable",
-    "document-not-indexed",
-    "split-by-chunker",
-    "beyond-encoder-window",
-    "just-below-cutoff",
-    "found-by-other-stage",
-    "vocabulary-mismatch",
-    "crowded-by-duplicates",
-    "not-retrieved",
-)
+BUCKETS: tuple[BucketName, ...] = get_args(BucketName)
 """The buckets in contract order: a miss goes into the first one its evidence fits."""
 
 BUCKET_TITLES: dict[BucketName, str] = {
@@ -82,19 +72,7 @@ FixName = Literal[
     "deduplicate",
 ]
 
-FIXES: tuple[FixName, ...] = (
-    "repair-judgments",
-    "index-coverage",
-    "chunk-overlap",
-    "larger-chunks",
-    "smaller-chunks",
-    "rerank",
-    "raise-k",
-    "hybrid-fusion",
-    "query-expansion",
-    "dense",
-    "deduplicate",
-)
+FIXES: tuple[FixName, ...] = get_args(FixName)
 """Every fix, in bucket order (the tie-break of the ranking)."""
 
 FIX_BUCKETS: dict[FixName, tuple[BucketName, ...]] = {
