@@ -25,6 +25,7 @@ from groundkit.judgments._io import (
     iter_jsonl_objects,
     judgments_fingerprint,
     load_judgments,
+    parse_jsonl_line,
 )
 from groundkit.judgments._metrics import MetricTable, mean_scores, score_queries, score_table
 from groundkit.judgments._metrics_spec import METRIC_KINDS, MetricSpec, parse_metric
@@ -163,6 +164,7 @@ __all__ = [
     "normalize_for_matching",
     "overlaps",
     "parse_chunker_config",
+    "parse_jsonl_line",
     "parse_metric",
     "parse_report",
     "read_qrels",

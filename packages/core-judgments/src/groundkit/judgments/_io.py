@@ -28,6 +28,7 @@ __all__ = [
     "iter_jsonl_objects",
     "judgments_fingerprint",
     "load_judgments",
+    "parse_jsonl_line",
 ]
 
 _BOM = "\ufeff"
@@ -46,10 +47,58 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+def parse_jsonl_line(raw: bytes, *, path: str | Path, line: int) -> dict[str, Any] | None:
+    """Parse one raw line of a strict JSON Lines file.
+
+    Shared by every JSONL reader of the project (judgments, corpus, predictions, items, BEIR
+    files) so they all accept exactly the same syntax.
+
+    Args:
+        raw: The line's bytes, newline included or not.
+        path: The file, for error messages.
+        line: The 1-based line number (a UTF-8 byte-order mark is ignored on line 1).
+
+    Returns:
+        The JSON object, or ``None`` for a blank line.
+
+    Raises:
+        JudgmentError: Not UTF-8, or not one JSON object (with unique keys and no
+            ``NaN``/``Infinity``); the error names file and line.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise JudgmentError(
+            f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column "
+            f"{error.start + 1}); save the file as UTF-8",
+            path=path,
+            line=line,
+        ) from None
+    if line == 1:
+        text = text.removeprefix(_BOM)
+    if not text.strip():
+        return None
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as error:
+        raise JudgmentError(
+            f"invalid JSON: {error.msg} (column {error.colno})", path=path, line=line
+        ) from None
+    except ValueError as error:
+        raise JudgmentError(f"invalid JSON: {error}", path=path, line=line) from None
+    except RecursionError:
+        raise JudgmentError("invalid JSON: nested too deeply", path=path, line=line) from None
+    if not isinstance(value, dict):
+        raise JudgmentError(
+            f"expected a JSON object, got {_json_kind(value)}", path=path, line=line
+        )
+    return value
+
+
 def iter_jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Stream the JSON objects of a strict JSON Lines file, one line at a time.
 
-    Shared by every JSONL reader of the distribution so they all accept exactly the same syntax.
+    Every line goes through :func:`parse_jsonl_line`.
 
     Args:
         path: The file to read.
@@ -67,38 +116,9 @@ def iter_jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]
         raise JudgmentError(f"cannot read file: {error.strerror or error}", path=path) from None
     try:
         for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise JudgmentError(
-                    f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column "
-                    f"{error.start + 1}); save the file as UTF-8",
-                    path=path,
-                    line=number,
-                ) from None
-            if number == 1 and line.startswith(_BOM):
-                line = line[1:]
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(
-                    line, object_pairs_hook=_unique_keys, parse_constant=_refuse_constant
-                )
-            except json.JSONDecodeError as error:
-                raise JudgmentError(
-                    f"invalid JSON: {error.msg} (column {error.colno})", path=path, line=number
-                ) from None
-            except ValueError as error:
-                raise JudgmentError(f"invalid JSON: {error}", path=path, line=number) from None
-            except RecursionError:
-                raise JudgmentError(
-                    "invalid JSON: nested too deeply", path=path, line=number
-                ) from None
-            if not isinstance(value, dict):
-                raise JudgmentError(
-                    f"expected a JSON object, got {_json_kind(value)}", path=path, line=number
-                )
-            yield number, value
+            value = parse_jsonl_line(raw, path=path, line=number)
+            if value is not None:
+                yield number, value
     finally:
         handle.close()
 

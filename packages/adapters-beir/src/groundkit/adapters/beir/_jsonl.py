@@ -9,17 +9,15 @@ the file.
 from __future__ import annotations
 
 import gzip
-import json
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from groundkit.adapters.beir._errors import BeirError
+from groundkit.judgments import JudgmentError, parse_jsonl_line
 
 __all__ = ["find_jsonl", "iter_json_objects"]
-
-_BOM = "\ufeff"
 
 
 def find_jsonl(source_dir: Path, stem: str) -> Path:
@@ -57,47 +55,12 @@ def _open(path: Path) -> gzip.GzipFile | BinaryIO:
         raise BeirError(f"cannot read file: {error.strerror or error}", path=path) from None
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"key {key!r} appears twice in one object")
-        result[key] = value
-    return result
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _parse_line(raw: bytes, path: Path, number: int) -> dict[str, Any] | None:
+    # Core's strict JSONL syntax, reported as the adapter's own error class.
     try:
-        line = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise BeirError(
-            f"not valid UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1})",
-            path=path,
-            line=number,
-        ) from None
-    if number == 1:
-        line = line.removeprefix(_BOM)
-    if not line.strip():
-        return None
-    try:
-        value = json.loads(line, object_pairs_hook=_unique_keys, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as error:
-        raise BeirError(
-            f"invalid JSON: {error.msg} (column {error.colno})", path=path, line=number
-        ) from None
-    except ValueError as error:
-        raise BeirError(f"invalid JSON: {error}", path=path, line=number) from None
-    except RecursionError:
-        raise BeirError("invalid JSON: nested too deeply", path=path, line=number) from None
-    if not isinstance(value, dict):
-        raise BeirError(
-            f"expected a JSON object, got {type(value).__name__}", path=path, line=number
-        )
-    return value
+        return parse_jsonl_line(raw, path=path, line=number)
+    except JudgmentError as error:
+        raise BeirError(error.message, path=error.path, line=error.line) from None
 
 
 def iter_json_objects(
