@@ -143,15 +143,16 @@ def test_report_mode_needs_candidate_when_ambiguous(tmp_path: Path) -> None:
 
 
 def test_report_mode_four_queries_all_improving_is_not_a_verdict(tmp_path: Path) -> None:
-    # Every bootstrap resample of four +1 deltas is +1, but the exact sign-flip p is 0.125:
-    # report mode must not call "better" on four queries (items mode does not either).
+    # Four +1 deltas: the exact test's p is 0.125 whatever happens, so four queries can never
+    # be a verdict: report mode says so (items mode does too).
     path = _write(tmp_path, {"bm25": [0.0] * 4, "dense": [1.0] * 4})
     result = _invoke(str(path), "--candidate", "dense", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["low"] == data["high"] == 1.0
-    assert data["sign_flip_p_value"] == 0.125
-    assert data["verdict"] == "inconclusive"
+    assert data["low"] > 0.0
+    assert data["p_value"] == 0.125
+    assert data["verdict"] == "too few queries"
+    assert data["comparison"]["minimum_queries"] == 6
     path = _write(tmp_path, {"bm25": [0.0] * 12, "dense": [1.0] * 12})
     data = json.loads(_invoke(str(path), "--candidate", "dense", "--json").output)
     assert data["verdict"] == "better"

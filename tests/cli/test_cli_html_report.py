@@ -29,8 +29,9 @@ import pytest
 from click.testing import CliRunner
 
 from groundkit.cli import cli
-from groundkit.cli._html_data import detection_limits, recall_curves
+from groundkit.cli._html_data import recall_curves
 from groundkit.cli._html_report import render_html_report, write_html_report
+from groundkit.harness import detection_limits
 from groundkit.judgments import (
     BootstrapSettings,
     Corpus,
@@ -391,7 +392,7 @@ def check_numbers_match(page_html: str, report_json: str) -> int:
                 assert comparison[name] in values, (name, comparison)
                 checked += 1
             verdicts = {c.attrs["data-value"] for c in cells if c.attrs["data-field"] == "verdict"}
-            assert verdicts == {comparison["verdict"]}
+            assert verdicts == {comparison.get("decision") or comparison["verdict"]}
             (effect_cell,) = [
                 c for c in cells if c.attrs["data-field"] == "effect" and c.tag == "td"
             ]

@@ -432,9 +432,10 @@ def test_stage_verdict_needs_an_exact_paired_test_not_only_the_bootstrap() -> No
     ]
     compared = compare_stages(stages, values, ids, metrics, settings)
     for comparison in compared[1].comparisons:
-        assert comparison.low == comparison.high == 1.0
-        assert comparison.p_holm >= 0.125
+        assert comparison.low > 0.0  # the interval leans one way...
+        assert comparison.p_holm >= 0.125  # ...but four queries can never be significant
         assert comparison.verdict == "inconclusive"
+        assert comparison.outcome == "too few queries"
     # With enough queries the same consistent gain is a verdict.
     many = [f"q{i}" for i in range(12)]
     values = {"bm25": np.zeros((12, len(metrics))), "dense": np.ones((12, len(metrics)))}

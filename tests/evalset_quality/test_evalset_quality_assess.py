@@ -64,7 +64,7 @@ def test_twenty_four_questions_printed_floor_is_supported(make_judgment: Make) -
     quality = assess(_set(make_judgment, 24))
     reported = quality.reported_detectable_difference
     assert reported is not None
-    assert reported == pytest.approx(0.41)
+    assert reported == pytest.approx(0.42)  # t quantiles at 24 questions (normal: 0.41)
     printed = f"{reported:.2f}"
     assert printed in quality.summary()
     assert quality.can_support(float(printed))

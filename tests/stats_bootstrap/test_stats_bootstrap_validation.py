@@ -223,8 +223,8 @@ def test_stats_compare_items_validation() -> None:
         StatsError, match=r"a mixes per-metric rows and plain values \(plain: 'q2'\)"
     ):
         compare_items({"q1": {"hit@10": 1.0}, "q2": 1.0}, rows, metric="hit@10")
-    with pytest.raises(StatsError, match="at least 2 items"):
-        compare_items({"q": 0.3}, {"q": 0.7})
+    # One numeric item is a verdict of its own, not an error.
+    assert compare_items({"q": 0.3}, {"q": 0.7}).verdict == "too few queries"
     with pytest.raises(StatsError, match="alpha"):
         compare_items({"q": True}, {"q": False}, alpha=0.0)
     with pytest.raises(StatsError, match="b score for query 'q' is not a real number"):

@@ -33,7 +33,11 @@ def test_stats_compare_items_worked_example() -> None:
     assert result.verdict == "worse"
     assert result.kind == "binary"
     assert round(100 * result.difference, 1) == -8.0
-    assert round(100 * result.detection_limit, 1) == 5.1
+    assert result.detection_limit == detection_limit(300, 0.10)
+    assert round(100 * result.detection_limit, 1) == 5.3
+    assert result.interval_method == "tango"
+    assert result.test == "exact McNemar"
+    assert (result.ties, result.minimum_queries, result.family_size) == (270, 6, 1)
     assert result.flip_share == pytest.approx(0.10)
     assert (result.gained, result.lost, result.item_count) == (3, 27, 300)
     assert result.mcnemar_p_value is not None
@@ -46,12 +50,32 @@ def test_stats_compare_items_worked_example() -> None:
     assert "worse: -8.0 points" in result.summary()
 
 
-def test_stats_four_items_flipping_one_way_are_not_called_better() -> None:
+def test_stats_four_items_flipping_one_way_are_too_few_queries() -> None:
     a, b = runs(0, 4, 0, 0)
     result = compare_items(a, b)
-    assert result.confidence_interval_low == 1.0  # every resample agrees...
+    assert result.confidence_interval_low > 0.0  # the score interval leans one way...
     assert result.mcnemar_p_value == pytest.approx(0.125)  # ...but four flips prove little
-    assert result.verdict == "inconclusive"
+    assert result.verdict == "too few queries"  # 2 / 2^4 = 0.125: no 4 items could do it
+    assert result.minimum_queries == 6
+    assert result.detection_limit is None
+    assert "too few queries: 4 < 6" in result.summary()
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_stats_one_or_two_items_are_never_significant(n: int) -> None:
+    for a_value, b_value in ((0.0, 1.0), (0.1, 0.9)):
+        a = {f"q{i}": a_value for i in range(n)}
+        b = {f"q{i}": b_value for i in range(n)}
+        result = compare_items(a, b)
+        assert result.verdict == "too few queries"
+        assert result.p_value >= 0.5
+
+
+def test_stats_six_items_all_improving_are_enough() -> None:
+    a, b = runs(0, 6, 0, 0)
+    result = compare_items(a, b)
+    assert result.p_value == pytest.approx(2 / 2**6)
+    assert result.verdict == "better"
 
 
 def test_stats_clear_improvement_is_better_and_swapping_gives_worse() -> None:
@@ -70,9 +94,11 @@ def test_stats_zero_flips_give_a_finite_floor_limit() -> None:
     assert result.verdict == "inconclusive"
     assert result.flip_share == 0.0
     assert result.detection_limit == pytest.approx(detection_limit(200, 3 / 200))
+    assert result.detection_limit is not None
     assert 0 < result.detection_limit < 1
     tiny = compare_items({"x": True, "y": False}, {"x": True, "y": False})
-    assert tiny.detection_limit == pytest.approx(detection_limit(2, 1.0))
+    assert tiny.verdict == "too few queries"
+    assert tiny.detection_limit is None
 
 
 def test_stats_zero_one_floats_are_binary_and_match_bools() -> None:
@@ -104,9 +130,11 @@ def test_stats_numeric_rows_use_sign_flip_and_paired_floor() -> None:
 
 def test_stats_four_numeric_items_are_not_called_better() -> None:
     result = compare_items({f"q{i}": 0.2 for i in range(4)}, {f"q{i}": 0.7 for i in range(4)})
-    assert result.confidence_interval_low == pytest.approx(0.5)
     assert result.sign_flip_p_value == 0.125  # exact: 2 of 16 sign patterns
-    assert result.verdict == "inconclusive"
+    assert result.verdict == "too few queries"
+    # Four identical differences say little about the spread: the betting interval is wide.
+    assert result.interval_method == "betting"
+    assert result.confidence_interval_low < 0.5 < result.confidence_interval_high
 
 
 def test_stats_per_metric_rows_select_one_metric() -> None:
@@ -133,11 +161,13 @@ def test_identical_numeric_deltas_never_claim_a_zero_detection_limit() -> None:
     a = {f"q{i}": 0.5 for i in range(10)}
     b = {f"q{i}": 0.6 for i in range(10)}
     result = compare_items(a, b)
-    # sd of the deltas is 0; the floor treats 3 of 10 items as able to differ by 0.1.
-    floor = paired_minimum_detectable_difference((3 / 10) ** 0.5 * 0.1, 10)
+    # sd of the deltas is 0; the floor lets 3 of 10 items differ by the metric's full range 1.
+    floor = paired_minimum_detectable_difference((0.3 * 0.7) ** 0.5, 10)
     assert result.detection_limit == pytest.approx(floor)
     assert result.detection_limit > 0.0
     same = compare_items(a, dict(a))
-    assert same.detection_limit == pytest.approx(
-        paired_minimum_detectable_difference((0.3) ** 0.5 * 0.5, 10)
+    assert same.detection_limit == pytest.approx(floor)
+    unbounded = compare_items(a, dict(a), bounds=None)
+    assert unbounded.detection_limit == pytest.approx(
+        paired_minimum_detectable_difference((0.3 * 0.7) ** 0.5 * 0.5, 10)
     )

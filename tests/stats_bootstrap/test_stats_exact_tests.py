@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy.stats import binomtest, permutation_test
@@ -80,18 +82,75 @@ def test_stats_sign_flip_monte_carlo_close_to_exact() -> None:
     base = rng.random(12)
     cand = base + rng.normal(0.1, 0.3, 12)
     exact = sign_flip_test(base.tolist(), cand.tolist(), resamples=4096)
-    sampled = sign_flip_test(base.tolist(), cand.tolist(), resamples=4095, seed=9)
+    sampled = sign_flip_test(
+        base.tolist(), cand.tolist(), resamples=4095, seed=9, method="monte carlo"
+    )
     assert exact.exact
     assert not sampled.exact
-    # SD of a share from 4095 draws is at most 0.008.
+    assert sampled.method == "monte carlo"
+    # SD of a share from 4095 draws is at most 0.008, and the result reports its own SE.
     assert sampled.p_value_two_sided == pytest.approx(exact.p_value_two_sided, abs=0.03)
-    assert sampled == sign_flip_test(base.tolist(), cand.tolist(), resamples=4095, seed=9)
+    assert sampled.standard_error == pytest.approx(
+        (sampled.p_value_two_sided * (1 - sampled.p_value_two_sided) / 4095) ** 0.5
+    )
+    assert sampled == sign_flip_test(
+        base.tolist(), cand.tolist(), resamples=4095, seed=9, method="monte carlo"
+    )
 
 
 def test_stats_sign_flip_floor_when_every_delta_is_positive() -> None:
     base = [0.0] * 30
     cand = [0.1 + 0.01 * i for i in range(30)]
-    assert sign_flip_test(base, cand, resamples=999).p_value_two_sided == 1 / 1000
+    # Exact: only the observed pattern and its mirror image reach |sum|: 2 of 2^30.
+    exact = sign_flip_test(base, cand, resamples=999)
+    assert exact.exact
+    assert exact.p_value_two_sided == 2 / 2**30
+    # Monte Carlo (forced, or beyond the enumeration limit): floored at 1 / (B + 1).
+    sampled = sign_flip_test(base, cand, resamples=999, method="monte carlo")
+    assert sampled.p_value_two_sided == 1 / 1000
+    many = [0.1 + 0.001 * i for i in range(60)]
+    beyond = sign_flip_test([0.0] * 60, many, resamples=999)
+    assert beyond.method == "monte carlo"
+    assert beyond.p_value_two_sided == 1 / 1000
+
+
+def test_stats_sign_flip_exact_by_meeting_in_the_middle_equals_brute_force() -> None:
+    rng = np.random.default_rng(21)
+    for size in (3, 9, 16):
+        # Repeated absolute values take the binomial-group path, distinct ones the counted one.
+        for deltas in (rng.normal(0, 1, size), rng.choice([-0.5, 0.25, 1.0], size)):
+            signs = np.array(list(itertools.product([-1.0, 1.0], repeat=size)))
+            observed = abs(float(deltas.sum()))
+            brute = float(np.mean(np.abs(signs @ np.abs(deltas)) >= observed - 1e-9))
+            ours = sign_flip_test(np.zeros(size).tolist(), deltas.tolist())
+            assert ours.exact
+            assert ours.p_value_two_sided == pytest.approx(brute, rel=1e-12)
+
+
+def test_stats_sign_flip_on_right_or_wrong_deltas_is_exact_mcnemar_at_any_n() -> None:
+    rng = np.random.default_rng(2)
+    before = rng.random(5_000) < 0.6
+    after = np.where(rng.random(5_000) < 0.8, before, rng.random(5_000) < 0.65)
+    flips = sign_flip_test(before.astype(float).tolist(), after.astype(float).tolist())
+    table = mcnemar(before.tolist(), after.tolist())
+    assert flips.exact
+    assert flips.p_value_two_sided == pytest.approx(table.p_value, rel=1e-9)
+
+
+def test_stats_monte_carlo_p_value_is_refined_near_a_threshold() -> None:
+    rng = np.random.default_rng(13)
+    base = rng.random(80)
+    cand = base + rng.normal(0.0, 0.1, 80) + 0.0155  # p ≈ 0.052 from the first patterns
+    plain = sign_flip_test(base.tolist(), cand.tolist(), resamples=2_000, seed=1)
+    near = abs(plain.p_value_two_sided - 0.05) < 3 * plain.standard_error
+    refined = sign_flip_test(
+        base.tolist(), cand.tolist(), resamples=2_000, seed=1, thresholds=[0.05]
+    )
+    assert near  # the data were chosen so the first 2,000 patterns leave it undecided
+    assert refined.resamples > plain.resamples
+    assert refined.standard_error < plain.standard_error
+    far = sign_flip_test(base.tolist(), cand.tolist(), resamples=2_000, seed=1, thresholds=[0.9])
+    assert far.resamples == 2_000
 
 
 def test_stats_holm_hand_computed_example() -> None:

@@ -6,59 +6,113 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest, norm
+from scipy.stats import binomtest, nct, norm
+from scipy.stats import t as student_t
 
 from groundkit.stats import (
     Stratum,
     detection_limit,
+    mcnemar_power,
     minimum_detectable_difference,
     paired_minimum_detectable_difference,
     stratified_wilson_interval,
+    t_power,
     wilson_interval,
 )
 
 
-@pytest.mark.parametrize(("n", "points"), [(300, 5.1), (1500, 2.3), (5000, 1.3)])
+def simulated_mcnemar_power(n: int, flips: float, change: float, trials: int, seed: int) -> float:
+    """Share of simulated tables the exact McNemar test (scipy's binomtest) rejects."""
+    rng = np.random.default_rng(seed)
+    draw = rng.random((trials, n))
+    gained = np.count_nonzero(draw < (flips + change) / 2, axis=1)
+    lost = np.count_nonzero((draw >= (flips + change) / 2) & (draw < flips), axis=1)
+    rejected = [
+        up + down > 0 and binomtest(int(up), int(up + down), 0.5).pvalue < 0.05
+        for up, down in zip(gained, lost, strict=True)
+    ]
+    return float(np.mean(rejected))
+
+
+@pytest.mark.parametrize(("n", "points"), [(300, 5.3), (1500, 2.3), (5000, 1.3)])
 def test_stats_detection_limit_figures(n: int, points: float) -> None:
     limit = detection_limit(n, 0.10)
+    assert limit is not None
     assert 0 < limit < 1  # a fraction, not points
     assert round(100 * limit, 1) == points
 
 
 @pytest.mark.parametrize(("confidence", "power"), [(0.95, 0.8), (0.99, 0.9), (0.9, 0.5)])
-def test_stats_detection_limit_formula(confidence: float, power: float) -> None:
+def test_stats_detection_limit_is_where_exact_mcnemar_power_reaches_the_target(
+    confidence: float, power: float
+) -> None:
+    limit = detection_limit(800, 0.07, confidence=confidence, power=power)
+    assert limit is not None
+    assert mcnemar_power(800, 0.07, limit, alpha=1 - confidence) == pytest.approx(power, abs=1e-8)
+    # Large n: the exact limit approaches the normal approximation Z·√(d / n).
     z = norm.ppf(1 - (1 - confidence) / 2) + norm.ppf(power)
-    assert detection_limit(800, 0.07, confidence=confidence, power=power) == pytest.approx(
-        z * math.sqrt(0.07 / 800), rel=1e-12
-    )
+    big = detection_limit(200_000, 0.07, confidence=confidence, power=power)
+    assert big == pytest.approx(z * math.sqrt(0.07 / 200_000), rel=0.02)
+
+
+def test_stats_mcnemar_power_agrees_with_simulating_scipys_exact_test() -> None:
+    limit = detection_limit(200, 0.2)
+    assert limit is not None
+    assert mcnemar_power(200, 0.2, limit, alpha=0.05) == pytest.approx(0.8, abs=1e-8)
+    # 4,000 simulated tables: SD of the share 0.0063.
+    assert simulated_mcnemar_power(200, 0.2, limit, 4_000, seed=3) == pytest.approx(0.8, abs=0.02)
+
+
+def test_stats_a_change_larger_than_the_flip_share_flips_more_items() -> None:
+    # 10 items, 20% flipping: a change of 20 points (every flip a gain) is found < 80% of the
+    # time; the limit is the larger change that, flipping that many items, is found 80%.
+    assert mcnemar_power(10, 0.2, 0.2, alpha=0.05) < 0.8
+    limit = detection_limit(10, 0.2)
+    assert limit is not None
+    assert limit > 0.2
+    assert mcnemar_power(10, limit, limit, alpha=0.05) == pytest.approx(0.8, abs=1e-8)
+
+
+def test_stats_no_detectable_change_below_the_exact_tests_minimum_is_none() -> None:
+    assert detection_limit(5, 0.5) is None  # 2 / 2^5 > 0.05: no table of 5 items rejects
+    assert detection_limit(6, 0.5) is not None
 
 
 def test_stats_unpaired_minimum_detectable_difference() -> None:
-    assert round(100 * minimum_detectable_difference(300), 1) == 11.4
+    assert round(100 * minimum_detectable_difference(300), 1) == 11.5
+    # Large n: the noncentral-t floor approaches the normal formula.
     z = norm.ppf(1 - 0.01 / 2) + norm.ppf(0.9)
-    assert minimum_detectable_difference(1000, power=0.9, alpha=0.01) == pytest.approx(
-        z * math.sqrt(0.5 / 1000), rel=1e-12
+    assert minimum_detectable_difference(100_000, power=0.9, alpha=0.01) == pytest.approx(
+        z * math.sqrt(0.5 / 100_000), rel=1e-3
     )
 
 
-def test_stats_paired_floor_from_sd_and_from_deltas() -> None:
+def test_stats_paired_floor_is_where_the_t_test_reaches_the_power() -> None:
+    deltas = np.random.default_rng(0).normal(0.0, 0.2, 40)
+    sd = float(np.std(deltas, ddof=1))
+    floor = paired_minimum_detectable_difference(deltas)
+    # Independent check with scipy's noncentral t: power of the two-sided test at the floor.
+    critical = student_t.ppf(0.975, 39)
+    shift = floor * math.sqrt(40) / sd
+    assert nct.sf(critical, 39, shift) + nct.cdf(-critical, 39, shift) == pytest.approx(0.8)
+    assert t_power(floor, sd, 40, alpha=0.05) == pytest.approx(0.8)
+    assert paired_minimum_detectable_difference(deltas.tolist()) == pytest.approx(floor)
+    assert paired_minimum_detectable_difference(sd, 40) == pytest.approx(floor)
+    # t quantiles at small n: larger than the normal-quantile formula, by more at n = 10.
     z = norm.ppf(0.975) + norm.ppf(0.8)
-    # Worst case: ±1 deltas (SD 1) is √2 times the unpaired number.
-    assert paired_minimum_detectable_difference(1.0, 300) == pytest.approx(
-        math.sqrt(2) * minimum_detectable_difference(300), rel=1e-12
+    assert paired_minimum_detectable_difference(1.0, 10) > 1.1 * z / math.sqrt(10)
+    assert paired_minimum_detectable_difference(1.0, 10_000) == pytest.approx(
+        z / math.sqrt(10_000), rel=1e-3
     )
-    deltas = np.random.default_rng(0).normal(0.0, 0.2, 400)
-    expected = z * np.std(deltas, ddof=1) / math.sqrt(400)
-    assert paired_minimum_detectable_difference(deltas) == pytest.approx(expected, rel=1e-12)
-    assert paired_minimum_detectable_difference(deltas.tolist()) == pytest.approx(expected)
-    # Projecting to four times the queries halves the floor.
-    assert paired_minimum_detectable_difference(deltas, 1600) == pytest.approx(expected / 2)
 
 
-def test_stats_binary_detection_limit_is_the_paired_floor_with_sd_sqrt_d() -> None:
-    assert detection_limit(300, 0.1) == pytest.approx(
-        paired_minimum_detectable_difference(math.sqrt(0.1), 300), rel=1e-12
-    )
+def test_stats_paired_floor_power_measured_by_simulating_the_t_test() -> None:
+    rng = np.random.default_rng(8)
+    floor = paired_minimum_detectable_difference(1.0, 12)
+    deltas = rng.normal(floor, 1.0, size=(8_000, 12))
+    statistic = deltas.mean(axis=1) / (deltas.std(axis=1, ddof=1) / math.sqrt(12))
+    rejected = np.abs(statistic) > student_t.ppf(0.975, 11)
+    assert float(np.mean(rejected)) == pytest.approx(0.8, abs=0.015)  # SD 0.0045
 
 
 def test_stats_paired_floor_versus_unpaired_floor() -> None:

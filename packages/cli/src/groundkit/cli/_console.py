@@ -44,6 +44,8 @@ VERDICT_MARKS: dict[str, tuple[str, str]] = {
     "better": ("▲ better", "bold green"),
     "worse": ("▼ worse", "bold red"),
     "inconclusive": ("≈ inconclusive", "yellow"),
+    "equivalent": ("= equivalent", "cyan"),
+    "too few queries": ("… too few queries", "magenta"),
 }
 """Verdict to (mark, rich style): the mark reads on its own when colour is off."""
 
@@ -141,16 +143,35 @@ def render_stage_table(console: Console, report: EvalReport, metrics: Sequence[s
 
 
 def _comparison_cell(comparison: StageComparison) -> Text:
-    mark, style = VERDICT_MARKS[comparison.verdict]
+    mark, style = VERDICT_MARKS[comparison.outcome]
     cell = Text(format_delta(comparison.effect) + " ", style="bold")
-    cell.append(mark, style=style)
+    cell.append(mark, style=style if comparison.role == "decision" else "dim")
+    adjusted = comparison.p_adjusted if comparison.p_adjusted is not None else comparison.p_holm
+    label = "p" if comparison.role == "guardrail" else "p adj"
     cell.append(
         "\n"
         + format_interval(comparison.low, comparison.high, signed=True)
-        + f" p={comparison.p_holm:.3g}",
+        + f" {label}={adjusted:.3g}"
+        + (" (guardrail)" if comparison.role == "guardrail" else ""),
         style="dim",
     )
     return cell
+
+
+def _comparisons_title(report: EvalReport) -> str:
+    settings = report.run.bootstrap
+    level = round(settings.confidence_level * 100)
+    family = max((c.family_size or 1 for s in report.stages for c in s.comparisons), default=1)
+    control = {"holm": "Holm", "bh": "Benjamini–Hochberg"}[settings.multiplicity]
+    scope = (
+        f"{control} over all {family} comparisons"
+        if settings.primary_metric is None
+        else f"{control} over the {family} on {settings.primary_metric}; the rest are guardrails"
+    )
+    return (
+        f"difference from {report.baseline.name} ({level}% interval; verdicts from exact paired "
+        f"tests, {scope})"
+    )
 
 
 def render_comparisons(console: Console, report: EvalReport, metrics: Sequence[str]) -> None:
@@ -158,15 +179,7 @@ def render_comparisons(console: Console, report: EvalReport, metrics: Sequence[s
     candidates = [s for s in report.stages if not s.baseline and s.error is None]
     if not candidates:
         return
-    level = round(report.run.bootstrap.confidence_level * 100)
-    table = Table(
-        title=(
-            f"difference from {report.baseline.name} (paired bootstrap over queries, "
-            f"{level}% interval, p Holm-adjusted across stages)"
-        ),
-        title_justify="left",
-        show_lines=True,
-    )
+    table = Table(title=_comparisons_title(report), title_justify="left", show_lines=True)
     table.add_column("stage", no_wrap=True)
     shown = [m for m in metrics if any(c.metric == m for s in candidates for c in s.comparisons)]
     for metric in shown:

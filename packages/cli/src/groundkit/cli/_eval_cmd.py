@@ -12,15 +12,19 @@ from pathlib import Path
 
 import click
 
+from groundkit.cli._compare_report import (
+    compare_report_all_pairs,
+    compare_report_stages,
+    render_all_pairs,
+    render_report_outcome,
+)
 from groundkit.cli._console import make_console
-from groundkit.cli._errors import InputError
+from groundkit.cli._errors import EXIT_OK, InputError
 from groundkit.cli._eval_compare import (
     compare_item_rows,
-    compare_report_stages,
     exit_code_for,
     pick_stage_rows,
     render_items_outcome,
-    render_report_outcome,
 )
 from groundkit.cli._eval_config import RunFlags, build_run_config
 from groundkit.cli._eval_items import read_items_file
@@ -123,13 +127,28 @@ def trec_command(
     "--resamples",
     type=click.IntRange(min=1, max=MAX_RESAMPLES),
     default=None,
-    help="Bootstrap resamples [items: 2000; report: the report's setting].",
+    help="Random sign patterns where a test cannot be enumerated exactly "
+    "[items: 10000; report: the report's setting].",
 )
 @click.option(
     "--seed",
     type=click.IntRange(min=0),
     default=None,
-    help="Seed of the resampling [items: 0; report: the report's setting].",
+    help="Seed of every random step [items: 0; report: the report's setting].",
+)
+@click.option(
+    "--equivalence-margin",
+    type=click.FloatRange(min=0.0, min_open=True, max=1.0),
+    default=None,
+    metavar="M",
+    help="Also test equivalence within ±M (TOST), so an undecided comparison can be told "
+    "from an equivalent one [report: the report's setting].",
+)
+@click.option(
+    "--all-pairs",
+    is_flag=True,
+    help="Report mode: compare every pair of stages under one family-wise randomisation "
+    "test (max statistic, like Tukey's HSD).",
 )
 @click.option(
     "--fail-under",
@@ -174,6 +193,8 @@ def compare_command(
     stage_b: str | None,
     resamples: int | None,
     seed: int | None,
+    equivalence_margin: float | None,
+    all_pairs: bool,
     fail_under: float | None,
     fail_on_inconclusive: bool,
     guardrails: tuple[str, ...],
@@ -187,13 +208,17 @@ def compare_command(
     grk eval compare report.json --baseline bm25 --candidate dense --metric recall@10
     grk eval compare A.items.jsonl B.items.jsonl [--fail-under 0.6]
 
-    Report mode prints the paired bootstrap of the candidate against the baseline. Items mode
-    gives B's verdict against A: better or worse only when the paired bootstrap interval
-    excludes zero and an exact paired test (McNemar for right-or-wrong metrics, sign-flip
-    otherwise) agrees; other metrics present in both files are shown as guardrails.
+    Report mode gives the candidate's verdict against the baseline exactly as the report
+    decided it (within the report's family); --all-pairs compares every pair of stages.
+    Items mode gives B's verdict against A. Either way a verdict is better or worse only when
+    an exact paired test (McNemar for right-or-wrong metrics, sign-flip otherwise) gives
+    p < alpha and the interval of the difference excludes zero; "too few queries" when no
+    outcome of so few queries could be significant; other metrics present in both items files
+    are shown as guardrails.
 
-    Exit codes: 0 better or inconclusive, 1 worse (or inconclusive with
-    --fail-on-inconclusive, or under --fail-under), 2 files that cannot be compared.
+    Exit codes: 0 better, equivalent or inconclusive, 1 worse (or inconclusive / too few
+    queries with --fail-on-inconclusive, or under --fail-under), 2 files that cannot be
+    compared.
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
     console = make_console()
     if fail_under is not None and not 0.0 <= fail_under <= 1.0:  # also refuses nan
@@ -208,6 +233,22 @@ def compare_command(
         ):
             if value is not None:
                 raise InputError(f"{flag} applies to two items files, not to a report")
+        if all_pairs:
+            for flag, value in (
+                ("--baseline", baseline),
+                ("--candidate", candidate),
+                ("--equivalence-margin", equivalence_margin),
+            ):
+                if value is not None:
+                    raise InputError(f"{flag} does not apply with --all-pairs")
+            pairs = compare_report_all_pairs(
+                files[0], metric=metric, resamples=resamples, seed=seed
+            )
+            if as_json:
+                click.echo(json.dumps(pairs.model_dump(mode="json"), indent=1))
+            else:
+                render_all_pairs(console, pairs)
+            click.get_current_context().exit(EXIT_OK)
         report_outcome = compare_report_stages(
             files[0],
             baseline=baseline,
@@ -215,6 +256,7 @@ def compare_command(
             metric=metric,
             resamples=resamples,
             seed=seed,
+            equivalence_margin=equivalence_margin,
         )
         if as_json:
             click.echo(json.dumps(report_outcome.to_json(), indent=1))
@@ -222,7 +264,11 @@ def compare_command(
             render_report_outcome(console, report_outcome)
         code = exit_code_for(report_outcome.verdict, fail_on_inconclusive=fail_on_inconclusive)
     elif len(files) == 2:
-        for flag, value in (("--baseline", baseline), ("--candidate", candidate)):
+        for flag, value in (
+            ("--baseline", baseline),
+            ("--candidate", candidate),
+            ("--all-pairs", all_pairs or None),
+        ):
             if value is not None:
                 raise InputError(
                     f"{flag} applies to one report; for items files use --stage-a/--stage-b"
@@ -243,9 +289,10 @@ def compare_command(
             stage_b=name_b,
             metric=metric,
             guardrail_metrics=list(guardrails) or DEFAULT_GUARDRAILS,
-            resamples=2_000 if resamples is None else resamples,
+            resamples=10_000 if resamples is None else resamples,
             seed=0 if seed is None else seed,
             fail_under=fail_under,
+            equivalence_margin=equivalence_margin,
         )
         if as_json:
             click.echo(json.dumps(items_outcome.to_json(), indent=1))

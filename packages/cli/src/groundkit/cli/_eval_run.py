@@ -96,14 +96,23 @@ def detection_limit_text(report: EvalReport) -> str | None:
         f"{limits.unpaired:.3f} cannot be told from noise for two unrelated runs "
         f"({round(limits.power * 100)}% power, alpha {limits.alpha:g})"
     )
-    metric = report.run.headline_metrics[0] if report.run.headline_metrics else None
+    metric = report.run.bootstrap.primary_metric or (
+        report.run.headline_metrics[0] if report.run.headline_metrics else None
+    )
     paired = [
-        f"{stage} {floors[metric]:.3f}"
+        f"{stage} {'none at this n' if floors[metric] is None else f'{floors[metric]:.3f}'}"
         for stage, floors in limits.paired.items()
         if metric is not None and metric in floors
     ]
     if paired:
-        text += f"; against {report.baseline.name} on {metric} (paired): " + ", ".join(paired)
+        control = (
+            f", {limits.adjustment} over {limits.family_size} comparisons"
+            if limits.family_size > 1
+            else ""
+        )
+        text += f"; against {report.baseline.name} on {metric} (paired{control}): " + ", ".join(
+            paired
+        )
     return text
 
 

@@ -5,10 +5,12 @@ core's scoring functions, so the page never disagrees with the JSON it was made 
 
 * recall curves over rank cutoffs ``k`` and over character budgets, from the recorded hits and
   gold spans (``groundkit.judgments.score_table``, credit-once and overlap semantics of core),
-  with a percentile bootstrap band over queries (one seeded resample matrix, vectorised);
+  with each point's interval from ``groundkit.stats.mean_interval`` (no statistics here);
 * per-category and per-question-type means of the headline metrics;
-* the worst queries of each stage with their first relevant hit;
-* the set's detection limit (unpaired floor and paired floors from observed deltas).
+* the worst queries of each stage with their first relevant hit.
+
+The detection limits come from the harness (``groundkit.harness.detection_limits``), which
+reads them from the report's comparisons.
 """
 
 from __future__ import annotations
@@ -33,22 +35,15 @@ from groundkit.judgments import (
     overlaps,
     score_table,
 )
-from groundkit.stats import (
-    StatsError,
-    minimum_detectable_difference,
-    paired_minimum_detectable_difference,
-)
+from groundkit.stats import mean_interval
 
 __all__ = [
     "BUDGET_GRID",
     "BreakdownRow",
     "Curve",
     "CurveSet",
-    "DetectionLimits",
     "WorstQuery",
     "breakdown",
-    "curve_resamples",
-    "detection_limits",
     "first_relevant_hit",
     "headline_metrics",
     "recall_curves",
@@ -67,19 +62,17 @@ BUDGET_GRID: tuple[int, ...] = (
     4000, 5000, 6000, 8000, 10000, 12500, 15000, 20000,
 )  # fmt: skip
 _MAX_RANK = 100
-# Resamples of the curve bands: enough for stable 95% percentiles, cheap for 100 cutoffs.
-_MAX_CURVE_RESAMPLES = 2_000
 
 
 @dataclass(frozen=True, eq=False)
 class Curve:
-    """A stage's mean recall at each x with its bootstrap band.
+    """A stage's mean recall at each x with its interval band.
 
     Attributes:
         stage: Stage name.
         x: Rank cutoffs or character budgets.
         mean: Mean recall over the answerable queries at each x.
-        low: Lower end of the percentile bootstrap band.
+        low: Lower end of each point's interval.
         high: Upper end of the band.
     """
 
@@ -88,23 +81,6 @@ class Curve:
     mean: FloatArray
     low: FloatArray
     high: FloatArray
-
-
-@dataclass(frozen=True)
-class DetectionLimits:
-    """Smallest differences the set can tell from noise (80% power, two-sided alpha 0.05).
-
-    Attributes:
-        query_count: Answerable queries.
-        unpaired: The unpaired floor for metrics in [0, 1], or ``None`` without queries.
-        paired: Candidate stage name to headline metric to its paired floor, from the
-            observed per-query deltas with the baseline (``None`` when it cannot be computed,
-            e.g. with fewer than 2 queries).
-    """
-
-    query_count: int
-    unpaired: float | None
-    paired: dict[str, dict[str, float | None]]
 
 
 @dataclass(frozen=True)
@@ -208,21 +184,6 @@ def _hit_table(report: EvalReport, stage: StageReport) -> HitTable:
     return HitTable.from_hits({r.query_id: r.hits for r in stage.queries})
 
 
-def _resample_weights(count: int, resamples: int, seed: int) -> FloatArray:
-    """Row ``b`` holds how often each query is drawn in resample ``b`` (divided by ``count``)."""
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, count, size=(resamples, count))
-    flat = draws + (np.arange(resamples, dtype=np.int64) * count)[:, None]
-    counts = np.bincount(flat.ravel(), minlength=resamples * count).reshape(resamples, count)
-    weights: FloatArray = counts.astype(np.float64) / count
-    return weights
-
-
-def curve_resamples(report: EvalReport) -> int:
-    """Bootstrap resamples behind the curve bands (the report's setting, capped)."""
-    return min(report.run.bootstrap.resamples, _MAX_CURVE_RESAMPLES)
-
-
 @dataclass(frozen=True)
 class CurveSet:
     """Both recall curves of every stage that ran.
@@ -238,17 +199,19 @@ class CurveSet:
 
 
 def _band(
-    stage: str, x: npt.NDArray[np.int64], values: FloatArray, weights: FloatArray, level: float
+    stage: str, x: npt.NDArray[np.int64], values: FloatArray, level: float, seed: int
 ) -> Curve:
-    tail = (1.0 - level) / 2.0
-    means = weights @ values  # (resamples, len(x)): every resample's mean at every x
-    low, high = np.quantile(means, [tail, 1.0 - tail], axis=0)
+    """Each point's mean with its interval from the statistics engine."""
+    intervals = [
+        mean_interval(values[:, column], confidence_level=level, seed=seed)
+        for column in range(values.shape[1])
+    ]
     return Curve(
         stage=stage,
         x=x,
-        mean=values.mean(axis=0),
-        low=np.asarray(low, dtype=np.float64),
-        high=np.asarray(high, dtype=np.float64),
+        mean=np.asarray([i.value for i in intervals], dtype=np.float64),
+        low=np.asarray([i.low for i in intervals], dtype=np.float64),
+        high=np.asarray([i.high for i in intervals], dtype=np.float64),
     )
 
 
@@ -259,8 +222,8 @@ def recall_curves(
 
     Scores come from core's :func:`~groundkit.judgments.score_table` on the recorded hits
     and gold spans (with the report's ``min_overlap_fraction``); queries a stage has no
-    result for count as zero. One seeded resample matrix serves every stage and x, so the
-    bands are reproducible and computed as one matrix product per stage.
+    result for count as zero. Each point's band is the interval
+    :func:`groundkit.stats.mean_interval` chooses for its scores.
 
     Args:
         report: The report.
@@ -276,7 +239,6 @@ def recall_curves(
         return CurveSet([], [])
     gold = GoldTable.from_items(_gold_items(report))
     settings = report.run.bootstrap
-    weights = _resample_weights(gold.n_queries, curve_resamples(report), settings.seed)
     level = settings.confidence_level
     ks = np.arange(1, max(1, min(max_rank, report.run.depth)) + 1, dtype=np.int64)
     grid = np.asarray(sorted({*budgets, *report.run.budgets}), dtype=np.int64)
@@ -291,42 +253,10 @@ def recall_curves(
         values = score_table(
             gold, hits, names, min_overlap_fraction=report.run.min_overlap_fraction
         ).values
-        rank.append(_band(stage.name, ks, values[:, : len(ks)], weights, level))
+        rank.append(_band(stage.name, ks, values[:, : len(ks)], level, settings.seed))
         if by_budget:
-            budget.append(_band(stage.name, grid, values[:, len(ks) :], weights, level))
+            budget.append(_band(stage.name, grid, values[:, len(ks) :], level, settings.seed))
     return CurveSet(rank, budget)
-
-
-# --- detection limit ------------------------------------------------------------------------
-
-
-def detection_limits(report: EvalReport) -> DetectionLimits:
-    """Unpaired floor for the set's size and paired floors per candidate stage and metric.
-
-    The paired floors use the observed per-query deltas of each headline metric between a
-    candidate stage and the baseline (queries without a result count as zero, as in the
-    means).
-    """
-    query_ids = [q.query_id for q in _answerable(report)]
-    count = len(query_ids)
-    unpaired = minimum_detectable_difference(count) if count else None
-    paired: dict[str, dict[str, float | None]] = {}
-    baseline = report.baseline
-    if baseline.error is None:
-        for stage in scored_stages(report):
-            if stage.baseline:
-                continue
-            floors: dict[str, float | None] = {}
-            for metric in headline_metrics(report):
-                deltas = stage_scores(stage, query_ids, metric) - stage_scores(
-                    baseline, query_ids, metric
-                )
-                try:
-                    floors[metric] = paired_minimum_detectable_difference(deltas)
-                except StatsError:
-                    floors[metric] = None
-            paired[stage.name] = floors
-    return DetectionLimits(query_count=count, unpaired=unpaired, paired=paired)
 
 
 # --- breakdown ------------------------------------------------------------------------------

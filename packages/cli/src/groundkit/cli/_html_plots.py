@@ -117,6 +117,8 @@ VERDICT_STYLES: dict[str, VerdictStyle] = {
     "better": VerdictStyle("▲", "#0072B2", "^", filled=True),
     "worse": VerdictStyle("▼", "#D55E00", "v", filled=True),
     "inconclusive": VerdictStyle("◆", "#595959", "D", filled=False),
+    "equivalent": VerdictStyle("=", "#009E73", "s", filled=False),
+    "too few queries": VerdictStyle("…", "#595959", "o", filled=False),
 }
 """Verdict to its style; the symbol and the word are always shown together in text."""
 
@@ -277,7 +279,7 @@ def _forest_panel(
         for comparison in stage_comparisons:
             if comparison.metric != metric:
                 continue
-            style = VERDICT_STYLES[comparison.verdict]
+            style = VERDICT_STYLES[comparison.outcome]
             y = positions[stage]
             ax.plot(
                 [comparison.low, comparison.high],

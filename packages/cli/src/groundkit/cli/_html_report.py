@@ -12,13 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from groundkit.cli.__about__ import __version__
-from groundkit.cli._html_data import (
-    breakdown,
-    curve_resamples,
-    detection_limits,
-    headline_metrics,
-    recall_curves,
-)
+from groundkit.cli._html_data import breakdown, headline_metrics, recall_curves
 from groundkit.cli._html_plots import stage_styles
 from groundkit.cli._html_queries import diagnosis_section, open_corpus, worst_section
 from groundkit.cli._html_sections import (
@@ -29,6 +23,7 @@ from groundkit.cli._html_sections import (
     summary_section,
 )
 from groundkit.cli._html_template import esc, page
+from groundkit.harness import detection_limits
 from groundkit.judgments import Corpus, EvalReport, JudgmentError, atomic_write_text
 
 __all__ = ["render_html_report", "write_html_report"]
@@ -109,13 +104,12 @@ def render_html_report(
     styles = stage_styles([s.name for s in report.stages])
     limits = detection_limits(report)
     corpus_view = open_corpus(report, corpus, base_dir=base_dir)
-    resamples = curve_resamples(report)
     body = "\n".join(
         [
             summary_section(report, metrics, limits, styles),
             stages_section(report, styles),
             forest_section(report, metrics, limits, styles),
-            curves_section(report, recall_curves(report), styles, resamples=resamples),
+            curves_section(report, recall_curves(report), styles),
             breakdown_section(report, breakdown(report), metrics, styles),
             worst_section(report, metrics[0] if metrics else None, styles, corpus_view),
             diagnosis_section(report, metrics[0] if metrics else None, styles),

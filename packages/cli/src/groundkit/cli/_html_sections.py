@@ -10,13 +10,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from groundkit.cli._html_data import (
-    BreakdownRow,
-    Curve,
-    CurveSet,
-    DetectionLimits,
-    scored_stages,
-)
+from groundkit.cli._html_data import BreakdownRow, Curve, CurveSet, scored_stages
 from groundkit.cli._html_plots import (
     StageStyle,
     budget_curve_svg,
@@ -31,6 +25,7 @@ from groundkit.cli._html_template import (
     stage_label,
     verdict_badge,
 )
+from groundkit.harness import DetectionLimits
 from groundkit.judgments import EvalReport, StageComparison, StageReport
 
 __all__ = [
@@ -148,7 +143,7 @@ def _delta_cell(stage: StageReport, comparison: StageComparison | None) -> str:
         signed=True,
         tag="span",
     )
-    badge = verdict_badge(comparison.verdict, stage=stage.name, metric=comparison.metric)
+    badge = verdict_badge(comparison.outcome, stage=stage.name, metric=comparison.metric)
     return f'<td class="num"><strong>{effect}</strong><br>{badge}</td>'
 
 
@@ -160,13 +155,13 @@ def _glance(report: EvalReport, metrics: Sequence[str], styles: Mapping[str, Sta
             continue
         by_verdict: dict[str, list[str]] = {}
         for comparison in stage.comparisons:
-            if comparison.metric in metrics:
-                by_verdict.setdefault(comparison.verdict, []).append(comparison.metric)
+            if comparison.metric in metrics and comparison.role == "decision":
+                by_verdict.setdefault(comparison.outcome, []).append(comparison.metric)
         if not by_verdict:
             continue
         parts = [
             f"{verdict_badge(verdict)} on {esc(', '.join(by_verdict[verdict]))}"
-            for verdict in ("better", "worse", "inconclusive")
+            for verdict in ("better", "worse", "equivalent", "inconclusive", "too few queries")
             if verdict in by_verdict
         ]
         lines.append(
@@ -200,14 +195,13 @@ def _cards(report: EvalReport, limits: DetectionLimits) -> str:
         ),
         ("stages", fmt_count(len(report.stages)), esc(stage_sub)),
     ]
-    if limits.unpaired is not None:
-        cards.append(
-            (
-                "detection limit",
-                "±" + number_cell(limits.unpaired, field="detection-limit", tag="span"),
-                f"unpaired floor, n = {fmt_count(limits.query_count)}",
-            )
+    cards.append(
+        (
+            "detection limit",
+            "±" + number_cell(limits.unpaired, field="detection-limit", tag="span"),
+            f"unpaired floor, n = {fmt_count(limits.query_count)}",
         )
+    )
     return (
         '<div class="cards">'
         + "".join(
@@ -225,16 +219,22 @@ def _detection_panel(
     metrics: Sequence[str],
     styles: Mapping[str, StageStyle],
 ) -> str:
-    if limits.unpaired is None:
-        return ""
+    power = round(100 * limits.power)
+    family = (
+        f"at the family's level ({esc(limits.adjustment)} over {limits.family_size} comparisons)"
+        if limits.family_size > 1
+        else "at the comparison's level"
+    )
     text = (
         f"With {fmt_count(limits.query_count)} answerable queries, two unrelated runs must "
         f"differ by about <strong>{fmt_value(limits.unpaired)}</strong> "
         f"({limits.unpaired * 100:.1f} points) before the difference can be told from noise "
-        "(unpaired floor: 80% power, two-sided α = 0.05, worst-case variance). Stages scored "
-        "on the same queries are paired, which usually lowers the floor: the table gives each "
-        "comparison's paired floor, from the spread of its observed per-query differences. "
-        "A difference below its floor is one this set cannot reliably detect."
+        f"(unpaired floor: {power}% power, two-sided α = {limits.alpha:g}, worst-case "
+        "variance). Stages scored on the same queries are paired, which usually lowers it: "
+        f"the table gives each comparison's detection limit — the true difference its verdict "
+        f"catches with {power}% power {family}, for the test the verdict uses (exact McNemar "
+        "for right-or-wrong metrics, the paired test otherwise). A difference below its limit "
+        "is one this set cannot reliably detect; “none” means no difference is, at this n."
     )
     table = ""
     if limits.paired and metrics:
@@ -244,6 +244,8 @@ def _detection_panel(
             cells = "".join(
                 number_cell(floor, field="paired-floor", stage=name, metric=metric)
                 if (floor := floors.get(metric)) is not None
+                else '<td class="num muted">none</td>'
+                if metric in floors
                 else '<td class="num muted">n/a</td>'
                 for metric in metrics
             )
@@ -251,7 +253,7 @@ def _detection_panel(
             body.append(f'<tr><th scope="row">{label}</th>{cells}</tr>')
         table = (
             '<div class="table-scroll narrow"><table>'
-            f"<caption>Paired floor of each comparison with {esc(report.baseline.name)}"
+            f"<caption>Detection limit of each comparison with {esc(report.baseline.name)}"
             "</caption>"
             f'<thead><tr><th scope="col">stage</th>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>"
@@ -384,19 +386,19 @@ def forest_section(
                 + number_cell(c.high, field="high", stage=name, metric=c.metric, signed=True)
                 + number_cell(c.p_value, field="p_value", stage=name, metric=c.metric)
                 + number_cell(c.p_holm, field="p_holm", stage=name, metric=c.metric)
-                + f"<td>{verdict_badge(c.verdict, stage=name, metric=c.metric)}</td></tr>"
+                + f"<td>{verdict_badge(c.outcome, stage=name, metric=c.metric)}</td></tr>"
             )
     limit_text = (
         f" For scale: this set's unpaired detection limit is {fmt_value(limits.unpaired)} "
         "(see the summary)."
-        if limits.unpaired is not None
-        else ""
     )
     return (
         head + f'<p class="lead">Each candidate minus the baseline {esc(report.baseline.name)}, '
-        f"per query then averaged, with its {level} paired-bootstrap interval. The marker "
-        "shape gives the verdict: ▲ better, ▼ worse, ◆ inconclusive (interval crosses zero "
-        f"or Holm-adjusted p too large).{limit_text}</p>"
+        f"per query then averaged, with its {level} interval (Tango's score interval for "
+        "right-or-wrong metrics, paired t otherwise). The marker shape gives the verdict: "
+        "▲ better, ▼ worse, = equivalent, ◆ inconclusive (interval crosses zero, or the exact "
+        "test's p-value, adjusted over every comparison of the report, is too large), "
+        f"… too few queries.{limit_text}</p>"
         f"<figure>{svg}<figcaption>Difference from {esc(report.baseline.name)} per headline "
         f"metric; bars are {level} intervals, the solid vertical line is no difference."
         "</figcaption></figure>"
@@ -457,8 +459,6 @@ def curves_section(
     report: EvalReport,
     curves: CurveSet,
     styles: Mapping[str, StageStyle],
-    *,
-    resamples: int,
 ) -> str:
     """Recall by rank and recall by characters read, each with its numbers."""
     rank, budget = curves.rank, curves.budget
@@ -466,10 +466,9 @@ def curves_section(
     if not rank:
         return head + '<p class="lead">No stage has results to plot.</p></section>'
     level = _level(report)
-    seed = report.run.bootstrap.seed
     band = (
-        f"Bands: {level} percentile bootstrap over queries ({fmt_count(resamples)} resamples, "
-        f"seed {seed})."
+        f"Bands: each point's {level} interval over queries (exact Clopper–Pearson for "
+        "right-or-wrong scores, t or the distribution-free betting interval otherwise)."
     )
     cutoffs = sorted({*_RANK_ROWS, *report.run.cutoffs})
     parts = [

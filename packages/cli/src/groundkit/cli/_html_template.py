@@ -138,7 +138,7 @@ def verdict_badge(verdict: str, *, stage: str | None = None, metric: str | None 
     symbol = style.symbol if style is not None else "?"
     attributes = _data_attributes(verdict, stage=stage, metric=metric, field="verdict")
     return (
-        f'<span class="verdict verdict-{esc(verdict)}" {attributes}>'
+        f'<span class="verdict verdict-{esc(verdict.replace(" ", "-"))}" {attributes}>'
         f'<span aria-hidden="true">{symbol}</span> {esc(verdict)}</span>'
     )
 
@@ -216,7 +216,8 @@ svg.swatch { flex: none; }
   border: 1px solid #9cc7e0; }
 .verdict-worse { color: var(--worse); background: var(--worse-bg);
   border: 1px solid #eab89a; }
-.verdict-inconclusive { color: var(--neutral); background: var(--neutral-bg);
+.verdict-inconclusive, .verdict-too-few-queries, .verdict-equivalent {
+  color: var(--neutral); background: var(--neutral-bg);
   border: 1px dashed #a6a6a6; }
 .notes { margin: 8px 0 0; padding-left: 20px; }
 .notes li { margin: 4px 0; max-width: 95ch; }

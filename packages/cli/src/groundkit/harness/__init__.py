@@ -30,6 +30,7 @@ from groundkit.harness._items import ItemsFile, ItemsStage, load_items, write_it
 from groundkit.harness._notes import DetectionLimits, detection_limits
 from groundkit.harness._pipeline import ProgressCallback, evaluate, package_versions, run_evaluation
 from groundkit.harness._scoring import trec_measure_for
+from groundkit.harness._stats import family_settings, report_family
 
 __all__ = [
     "BASELINE_STAGE",
@@ -56,9 +57,11 @@ __all__ = [
     "dense_available",
     "detection_limits",
     "evaluate",
+    "family_settings",
     "load_items",
     "load_run_config",
     "package_versions",
+    "report_family",
     "run_config_from_dict",
     "run_evaluation",
     "stage_config_hash",

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
-from groundkit.harness._config import BASELINE_STAGE, EvalSettings
+from groundkit.harness._config import EvalSettings
+from groundkit.harness._stats import report_family
 from groundkit.judgments import EvalReport, ResolvedJudgment, StageReport
-from groundkit.stats import minimum_detectable_difference, paired_minimum_detectable_difference
+from groundkit.stats import minimum_detectable_difference
 
 __all__ = ["DetectionLimits", "build_notes", "detection_limits"]
 
@@ -20,81 +19,74 @@ class DetectionLimits(BaseModel):
 
     Attributes:
         query_count: Number of answerable queries.
-        unpaired: Floor for two independent runs, for scores in [0, 1] (worst-case variance).
-        paired: Stage -> headline metric -> floor from the observed per-query differences
-            with the baseline (usually smaller: the runs agree on most queries).
-        power: Power the floors are computed for.
-        alpha: Two-sided significance level.
+        unpaired: Floor for two independent runs of a [0, 1] metric (worst-case variance),
+            at the level of one comparison.
+        paired: Stage -> headline metric -> the comparison's own detection limit (the verdict
+            engine's, at the family's level); None where no difference is detectable.
+        power: Power the limits are computed for.
+        alpha: Two-sided significance level of the family.
+        adjustment: Multiplicity control the paired limits account for.
+        family_size: Comparisons in the family.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     query_count: int
     unpaired: float
-    paired: dict[str, dict[str, float]]
+    paired: dict[str, dict[str, float | None]]
     power: float = 0.8
     alpha: float = 0.05
+    adjustment: str = "holm"
+    family_size: int = 1
 
 
-def _paired_floors(
-    stages: Sequence[StageReport],
-    per_stage: dict[str, npt.NDArray[np.float64]],
-    metrics: Sequence[str],
-    headline: Sequence[str],
-    power: float,
-    alpha: float,
-) -> dict[str, dict[str, float]]:
-    base = per_stage.get(BASELINE_STAGE)
-    paired: dict[str, dict[str, float]] = {}
-    if base is None or base.shape[0] < 2:
-        return paired
-    columns = {m: i for i, m in enumerate(metrics)}
-    for stage in stages:
-        values = per_stage.get(stage.name)
-        if stage.name == BASELINE_STAGE or values is None:
-            continue
-        paired[stage.name] = {
-            metric: paired_minimum_detectable_difference(
-                values[:, columns[metric]] - base[:, columns[metric]], power=power, alpha=alpha
-            )
-            for metric in headline
-            if metric in columns
-        }
-    return paired
+def _stored_or_recomputed(report: EvalReport) -> list[tuple[str, str, float | None, int | None]]:
+    """(stage, metric, limit, family size) per decision comparison of the report.
+
+    Reports written since schema 1.1 carry each comparison's limit; older ones are recomputed
+    from their per-query scores by the same engine.
+    """
+    stored = [
+        (s.name, c.metric, c.detection_limit, c.family_size)
+        for s in report.stages
+        for c in s.comparisons
+        if c.decision is not None and c.role == "decision"
+    ]
+    if stored or not any(s.comparisons for s in report.stages):
+        return stored
+    return [
+        (r.label or "", r.metric or "", r.detection_limit, r.family_size)
+        for r in report_family(report)
+        if r.role == "decision"
+    ]
 
 
-def detection_limits(
-    report: EvalReport, *, power: float = 0.8, alpha: float = 0.05
-) -> DetectionLimits:
+def detection_limits(report: EvalReport) -> DetectionLimits:
     """Detection limits of a report's evaluation set and of each comparison with the baseline.
 
     Args:
         report: An evaluation report.
-        power: Probability of detecting a difference of exactly the floor.
-        alpha: Two-sided significance level.
 
     Returns:
-        The unpaired floor for the set's size and, per stage and headline metric, the paired
-        floor from the observed per-query differences.
+        The unpaired floor for the set's size and, per stage and headline metric, the
+        comparison's detection limit.
     """
-    headline = report.run.headline_metrics
-    per_stage: dict[str, npt.NDArray[np.float64]] = {}
-    order = [q.query_id for q in report.queries if q.answerable]
-    for stage in report.stages:
-        if stage.error is not None or not stage.queries:
-            continue
-        by_id = {r.query_id: r.scores for r in stage.queries}
-        per_stage[stage.name] = np.asarray(
-            [[by_id[q].get(m, 0.0) if q in by_id else 0.0 for m in headline] for q in order],
-            dtype=np.float64,
-        ).reshape(len(order), len(headline))
-    count = len(order)
+    settings = report.run.bootstrap
+    alpha = 1.0 - settings.confidence_level
+    count = report.answerable_count
+    paired: dict[str, dict[str, float | None]] = {}
+    sizes = {1}
+    for stage, metric, limit, size in _stored_or_recomputed(report):
+        paired.setdefault(stage, {})[metric] = limit
+        sizes.add(size or 1)
     return DetectionLimits(
         query_count=count,
-        unpaired=minimum_detectable_difference(max(count, 1), power=power, alpha=alpha),
-        paired=_paired_floors(report.stages, per_stage, headline, headline, power, alpha),
-        power=power,
+        unpaired=minimum_detectable_difference(max(count, 1), power=settings.power, alpha=alpha),
+        paired=paired,
+        power=settings.power,
         alpha=alpha,
+        adjustment=settings.multiplicity,
+        family_size=max(sizes),
     )
 
 
@@ -107,8 +99,6 @@ def build_notes(
     settings: EvalSettings,
     resolved: Sequence[ResolvedJudgment],
     stages: Sequence[StageReport],
-    per_stage_values: dict[str, npt.NDArray[np.float64]],
-    metrics: Sequence[str],
 ) -> list[str]:
     """The report's notes, in a fixed order."""
     notes: list[str] = []
@@ -173,22 +163,32 @@ def build_notes(
             f"Only {settings.depth} hits per query are recorded: metrics at a cutoff above "
             f"{settings.depth} equal their value at {settings.depth}."
         )
-    count = len(answerable)
-    floor = minimum_detectable_difference(max(count, 1))
+    notes.append(_detection_note(settings, len(answerable), stages) + ".")
+    return notes
+
+
+def _detection_note(settings: EvalSettings, count: int, stages: Sequence[StageReport]) -> str:
+    boot = settings.bootstrap
+    alpha = 1.0 - boot.confidence_level
+    floor = minimum_detectable_difference(max(count, 1), power=boot.power, alpha=alpha)
     text = (
         f"Detection limit: with {count} answerable queries, a difference smaller than about "
-        f"{_points(floor)} points between two stages cannot be told from noise (unpaired "
-        "floor, 80% power, two-sided alpha 0.05)"
+        f"{_points(floor)} points between two independent runs cannot be told from noise "
+        f"(unpaired floor, {round(100 * boot.power)}% power, two-sided alpha {alpha:g})"
     )
-    paired = _paired_floors(stages, per_stage_values, metrics, settings.headline_metrics, 0.8, 0.05)
-    details = [
-        f"{stage} on {metric}: {_points(value)}"
-        for stage, floors in paired.items()
-        for metric, value in floors.items()
-    ]
+    details = []
+    size = 1
+    for stage in stages:
+        for c in stage.comparisons:
+            if c.role != "decision":
+                continue
+            size = max(size, c.family_size or 1)
+            value = "none at this n" if c.detection_limit is None else _points(c.detection_limit)
+            details.append(f"{stage.name} on {c.metric}: {value}")
     if details:
-        text += "; paired floors from the observed differences with the baseline: " + ", ".join(
-            details
+        control = f"{boot.multiplicity} over {size} comparisons" if size > 1 else "one comparison"
+        text += (
+            f"; each comparison detects, with {round(100 * boot.power)}% power at the family's "
+            f"level ({control}), a true difference of: " + ", ".join(details)
         )
-    notes.append(text + ".")
-    return notes
+    return text

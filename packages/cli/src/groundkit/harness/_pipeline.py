@@ -733,13 +733,7 @@ def evaluate(
         headline_metrics=list(settings.headline_metrics),
         bootstrap=settings.bootstrap,
     )
-    notes = build_notes(
-        settings=settings,
-        resolved=resolved,
-        stages=stage_reports,
-        per_stage_values=per_stage_values,
-        metrics=metrics,
-    )
+    notes = build_notes(settings=settings, resolved=resolved, stages=stage_reports)
     timings["total"] = time.perf_counter() - started
     return EvalReport(
         run=run_info,

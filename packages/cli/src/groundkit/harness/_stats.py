@@ -1,53 +1,162 @@
-"""Aggregates with bootstrap ranges, and comparisons of every stage with the baseline."""
+"""A report's statistics, all from the verdict engine in ``groundkit.stats``.
+
+Each metric's interval is :func:`groundkit.stats.mean_interval`; the stage comparisons are one
+family in :func:`groundkit.stats.compare_family` — every candidate stage × headline metric,
+under the report's multiplicity control (Holm by default), or only the primary metric's
+comparisons when one is named, the other headline metrics then shown as guardrails. The same
+function recomputes a written report's family (:func:`report_family`), so `grk eval compare`,
+the HTML report and the run itself can never disagree.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from groundkit.harness._config import BASELINE_STAGE, EvalSettings
-from groundkit.judgments import BootstrapSettings, MetricAggregate, StageComparison, StageReport
-from groundkit.stats import bootstrap_interval, holm_adjust, paired_bootstrap, sign_flip_test
+from groundkit.judgments import (
+    BootstrapSettings,
+    EvalReport,
+    MetricAggregate,
+    StageComparison,
+    StageReport,
+)
+from groundkit.stats import (
+    FamilySettings,
+    ItemComparison,
+    PairedScores,
+    compare_family,
+    holm_adjust,
+    mean_interval,
+)
 
-__all__ = ["aggregate", "compare_stages", "verdict"]
+__all__ = [
+    "aggregate",
+    "compare_stages",
+    "family_settings",
+    "report_family",
+    "stage_comparison",
+]
 
 
 def aggregate(
     values: npt.NDArray[np.float64] | None, metrics: Sequence[str], bootstrap: BootstrapSettings
 ) -> dict[str, MetricAggregate]:
-    """Mean and bootstrap interval of every metric column (empty for a failed stage)."""
+    """Mean and interval of every metric column (empty for a failed stage)."""
     if values is None or values.shape[0] == 0:
         return {}
     out: dict[str, MetricAggregate] = {}
     for column, metric in enumerate(metrics):
-        estimate = bootstrap_interval(
-            values[:, column],
-            resamples=bootstrap.resamples,
-            seed=bootstrap.seed,
-            confidence_level=bootstrap.confidence_level,
+        estimate = mean_interval(
+            values[:, column], confidence_level=bootstrap.confidence_level, seed=bootstrap.seed
         )
         out[metric] = MetricAggregate(
-            mean=estimate.value, low=estimate.low, high=estimate.high, query_count=estimate.count
+            mean=estimate.value,
+            low=estimate.low,
+            high=estimate.high,
+            query_count=estimate.count,
+            method=estimate.method,
+            caution=estimate.caution,
         )
     return out
 
 
-def verdict(
-    low: float, high: float, p_holm: float, alpha: float
-) -> Literal["better", "worse", "inconclusive"]:
-    """The verdict of a comparison.
+def family_settings(bootstrap: BootstrapSettings) -> FamilySettings:
+    """The engine's settings for a report's family (alpha = 1 − confidence level)."""
+    return FamilySettings(
+        resamples=bootstrap.resamples,
+        seed=bootstrap.seed,
+        confidence_level=bootstrap.confidence_level,
+        alpha=1.0 - bootstrap.confidence_level,
+        power=bootstrap.power,
+        adjustment=bootstrap.multiplicity,
+        equivalence_margin=bootstrap.equivalence_margin,
+    )
 
-    ``better``/``worse`` when the interval excludes zero and the Holm-adjusted p-value is below
-    ``alpha``; else ``inconclusive``.
-    """
-    if p_holm < alpha and low > 0.0:
-        return "better"
-    if p_holm < alpha and high < 0.0:
-        return "worse"
-    return "inconclusive"
+
+def _members(
+    columns: Mapping[str, Mapping[str, Mapping[str, float]]],
+    candidates: Sequence[str],
+    headline: Sequence[str],
+    primary: str | None,
+) -> list[PairedScores]:
+    """One member per candidate stage × headline metric: ``columns[stage][metric]``."""
+    return [
+        PairedScores(
+            columns[BASELINE_STAGE][metric],
+            columns[name][metric],
+            metric=metric,
+            label=name,
+            role="decision" if primary is None or metric == primary else "guardrail",
+        )
+        for name in candidates
+        for metric in headline
+    ]
+
+
+def stage_comparison(result: ItemComparison, holm: float) -> StageComparison:
+    """The report's record of one engine comparison (``holm``: its Holm-adjusted p-value)."""
+    three_way = result.verdict if result.verdict in ("better", "worse") else "inconclusive"
+    return StageComparison(
+        metric=result.metric or "",
+        baseline=BASELINE_STAGE,
+        candidate=result.label or "",
+        effect=result.difference,
+        low=result.confidence_interval_low,
+        high=result.confidence_interval_high,
+        p_value=result.p_value,
+        p_holm=holm,
+        verdict=three_way,
+        decision=result.verdict,
+        role=result.role,
+        interval_method=result.interval_method,
+        interval_caution=result.interval_caution,
+        test=result.test,
+        p_value_standard_error=result.p_value_standard_error,
+        p_adjusted=result.p_adjusted,
+        adjustment=result.adjustment,
+        family_size=result.family_size,
+        minimum_queries=result.minimum_queries,
+        detection_limit=result.detection_limit or None,
+        detection_caution=result.detection_caution,
+        power=result.power,
+        gained=result.gained,
+        lost=result.lost,
+        ties=result.ties,
+        paired_t_p_value=result.paired_t_p_value,
+        effect_size=result.effect_size,
+        effect_size_low=result.effect_size_low,
+        effect_size_high=result.effect_size_high,
+        relative_change=result.relative_change,
+        relative_change_low=result.relative_change_low,
+        relative_change_high=result.relative_change_high,
+        equivalence_margin=result.equivalence_margin,
+        equivalence_p_value=result.equivalence_p_adjusted,
+        equivalent=result.equivalent,
+    )
+
+
+def _holm_by_member(results: Sequence[ItemComparison]) -> list[float]:
+    """Holm-adjusted p-values over the decisions (a guardrail keeps its raw p-value)."""
+    decisions = [i for i, r in enumerate(results) if r.role == "decision"]
+    adjusted = dict(
+        zip(decisions, holm_adjust([results[i].p_value for i in decisions]), strict=True)
+    )
+    return [adjusted.get(i, r.p_value) for i, r in enumerate(results)]
+
+
+def _family(
+    columns: Mapping[str, Mapping[str, Mapping[str, float]]],
+    candidates: Sequence[str],
+    headline: Sequence[str],
+    bootstrap: BootstrapSettings,
+) -> list[ItemComparison]:
+    members = _members(columns, candidates, headline, bootstrap.primary_metric)
+    if not members:
+        return []
+    return compare_family(members, family_settings(bootstrap))
 
 
 def compare_stages(
@@ -57,65 +166,50 @@ def compare_stages(
     metrics: Sequence[str],
     settings: EvalSettings,
 ) -> list[StageReport]:
-    """Compare each stage with the baseline on each headline metric.
-
-    Paired bootstrap per stage, with Holm's adjustment across the candidate stages of a metric.
-    The p-value that is adjusted is the larger of the bootstrap p-value and the paired sign-flip
-    test's: the bootstrap tail share alone is far too small at tiny n (four queries that all
-    improve give 2 / (B + 1), the exact sign-flip p is 0.125), so it must not gate a verdict.
+    """Compare each stage with the baseline on each headline metric, as one family.
 
     Returns:
         The stages with their ``comparisons`` filled in.
     """
-    baseline = values.get(BASELINE_STAGE)
-    candidates = [s.name for s in stages if s.name != BASELINE_STAGE and s.name in values]
-    if baseline is None or not candidates:
+    if BASELINE_STAGE not in values:
         return list(stages)
-    boot = settings.bootstrap
-    alpha = 1.0 - boot.confidence_level
-    columns = {name: index for index, name in enumerate(metrics)}
+    candidates = [s.name for s in stages if s.name != BASELINE_STAGE and s.name in values]
+    index = {name: i for i, name in enumerate(metrics)}
+    columns = {
+        name: {
+            metric: dict(zip(query_ids, values[name][:, index[metric]].tolist(), strict=True))
+            for metric in settings.headline_metrics
+        }
+        for name in [BASELINE_STAGE, *candidates]
+    }
+    results = _family(columns, candidates, settings.headline_metrics, settings.bootstrap)
     found: dict[str, list[StageComparison]] = {name: [] for name in candidates}
-    for metric in settings.headline_metrics:
-        column = columns[metric]
-        base = dict(zip(query_ids, baseline[:, column].tolist(), strict=True))
-        results = {}
-        gates: dict[str, float] = {}
-        for name in candidates:
-            cand = dict(zip(query_ids, values[name][:, column].tolist(), strict=True))
-            results[name] = paired_bootstrap(
-                base,
-                cand,
-                baseline_name=BASELINE_STAGE,
-                candidate_name=name,
-                metric=metric,
-                resamples=boot.resamples,
-                seed=boot.seed,
-                confidence_level=boot.confidence_level,
-            )
-            flips = sign_flip_test(base, cand, resamples=boot.resamples, seed=boot.seed)
-            gates[name] = max(results[name].p_value_two_sided, flips.p_value_two_sided)
-        adjusted = holm_adjust(gates)
-        for name, result in results.items():
-            p_holm = min(1.0, max(adjusted[name], result.p_value_two_sided))
-            found[name].append(
-                StageComparison(
-                    metric=metric,
-                    baseline=BASELINE_STAGE,
-                    candidate=name,
-                    effect=result.effect,
-                    low=result.confidence_interval_low,
-                    high=result.confidence_interval_high,
-                    p_value=result.p_value_two_sided,
-                    p_holm=p_holm,
-                    verdict=verdict(
-                        result.confidence_interval_low,
-                        result.confidence_interval_high,
-                        p_holm,
-                        alpha,
-                    ),
-                )
-            )
+    for result, holm in zip(results, _holm_by_member(results), strict=True):
+        found[result.label or ""].append(stage_comparison(result, holm))
     return [
         s.model_copy(update={"comparisons": found[s.name]}) if s.name in found else s
         for s in stages
     ]
+
+
+def report_family(report: EvalReport) -> list[ItemComparison]:
+    """The report's family recomputed from its per-query scores, exactly as the run did.
+
+    Every stage that ran is compared with the baseline on every headline metric, under the
+    report's own settings; a metric a stage did not record counts as zero, as in the means.
+    """
+    if report.baseline.error is not None:
+        return []
+    order = [q.query_id for q in report.queries if q.answerable]
+    headline = list(report.run.headline_metrics)
+    ran = [s for s in report.stages if s.error is None]
+    columns = {
+        stage.name: {
+            metric: {qid: scores.get(qid, {}).get(metric, 0.0) for qid in order}
+            for metric in headline
+        }
+        for stage in ran
+        for scores in [{r.query_id: r.scores for r in stage.queries}]
+    }
+    candidates = [s.name for s in ran if not s.baseline]
+    return _family(columns, candidates, headline, report.run.bootstrap)

@@ -19,6 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from groundkit.judgments._errors import JudgmentError, ReportError
 from groundkit.judgments._paths import atomic_write_text
+from groundkit.judgments._report_statistics import (
+    BootstrapSettings,
+    MetricAggregate,
+    StageComparison,
+)
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -42,7 +47,7 @@ __all__ = [
     "shipped_report_schema",
 ]
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 """Version of the report format written by this package (``major.minor``)."""
 
 BASELINE_STAGE = "bm25"
@@ -52,20 +57,6 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 class _Model(BaseModel):
     model_config = _FROZEN
-
-
-class BootstrapSettings(_Model):
-    """Settings of every bootstrap interval in the report.
-
-    Attributes:
-        resamples: Number of bootstrap resamples.
-        seed: Seed of the generator created for each interval.
-        confidence_level: Two-sided confidence level of the intervals.
-    """
-
-    resamples: int = Field(default=2_000, gt=0)
-    seed: int = 0
-    confidence_level: float = Field(default=0.95, gt=0.0, lt=1.0)
 
 
 class RunInfo(_Model):
@@ -217,48 +208,6 @@ class QueryResult(_Model):
     hits: list[ReportHit] = Field(default_factory=list)
     evidence: list[EvidenceTrace] = Field(default_factory=list)
     missing: bool = False
-
-
-class MetricAggregate(_Model):
-    """Mean of a metric over the answerable queries with its bootstrap range.
-
-    Attributes:
-        mean: Mean over answerable queries (missing queries count as zero).
-        low: Lower end of the bootstrap interval.
-        high: Upper end of the bootstrap interval.
-        query_count: Number of queries averaged.
-    """
-
-    mean: float
-    low: float
-    high: float
-    query_count: int = Field(ge=0)
-
-
-class StageComparison(_Model):
-    """A stage against the baseline on one metric (paired bootstrap over queries).
-
-    Attributes:
-        metric: Metric name.
-        baseline: Baseline stage name.
-        candidate: This stage's name.
-        effect: Mean per-query difference, candidate minus baseline.
-        low: Lower end of the interval on the difference.
-        high: Upper end of the interval on the difference.
-        p_value: Bootstrap two-sided p-value.
-        p_holm: Holm-adjusted p-value across the report's candidate stages.
-        verdict: ``better``, ``worse`` or ``inconclusive``.
-    """
-
-    metric: str
-    baseline: str
-    candidate: str
-    effect: float
-    low: float
-    high: float
-    p_value: float = Field(gt=0.0, le=1.0)
-    p_holm: float = Field(gt=0.0, le=1.0)
-    verdict: Literal["better", "worse", "inconclusive"]
 
 
 class StageReport(_Model):

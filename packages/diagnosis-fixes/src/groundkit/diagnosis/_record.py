@@ -32,7 +32,7 @@ from groundkit.diagnosis._fixes import fixes as rank_fixes
 from groundkit.diagnosis._hashing import canonical_json, items_hash
 from groundkit.diagnosis._models import FIXES, Diagnosis, Fix, FixName, StageSnapshot
 from groundkit.judgments import append_line
-from groundkit.stats import ItemComparison, compare_items
+from groundkit.stats import ItemComparison, Verdict, compare_items
 
 __all__ = [
     "RECORD_FORMAT",
@@ -175,7 +175,8 @@ class Measurement(_Model):
         high: High end of its interval.
         confidence_level: Coverage of the interval.
         p_value: The gating test's p-value.
-        verdict: ``better``, ``worse`` or ``inconclusive``.
+        verdict: ``better``, ``worse``, ``inconclusive``, ``equivalent`` or
+            ``too few queries`` (the verdict engine's).
         predicted: The prediction for this fix.
     """
 
@@ -193,7 +194,7 @@ class Measurement(_Model):
     high: float
     confidence_level: float
     p_value: float
-    verdict: Literal["better", "worse", "inconclusive"]
+    verdict: Verdict
     predicted: PredictedFix
 
     @property
@@ -697,6 +698,7 @@ def record_measurement(
                 "seed": comparison.seed,
                 "confidence_level": comparison.confidence_level,
                 "alpha": comparison.alpha,
+                "power": comparison.power,
             }
         try:
             result = compare_items(column_a, column_b, metric=metric_b, **settings)

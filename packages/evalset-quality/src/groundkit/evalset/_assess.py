@@ -486,7 +486,10 @@ def assess(
     n = len(answerable)
     floor = minimum_detectable_difference(n, power=power, alpha=alpha) if n else None
     reported = None if floor is None else round_up(floor)
-    worst = paired_minimum_detectable_difference(1.0, n, power=power, alpha=alpha) if n else None
+    # A paired t test needs two questions (one degree of freedom) to say anything.
+    worst = (
+        paired_minimum_detectable_difference(1.0, n, power=power, alpha=alpha) if n >= 2 else None
+    )
     reviewed = sum(1 for j in items if _is_true(j.meta.get(reviewed_key)))
     types = type_distribution(items)
 

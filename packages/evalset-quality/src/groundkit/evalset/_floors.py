@@ -23,14 +23,25 @@ def round_up(value: float, places: int = 2) -> float:
 
 
 def questions_needed(gap: float, *, power: float = 0.8, alpha: float = 0.05) -> int:
-    """Smallest number of answerable questions whose (unpaired) floor is at most ``gap``."""
+    """Smallest number of answerable questions whose (unpaired) floor is at most ``gap``.
+
+    The floor falls as the set grows, so the answer is found by doubling and then bisecting:
+    a few dozen evaluations of the floor whatever the answer.
+    """
     if not math.isfinite(gap) or gap <= 0.0:
         raise EvalSetError(f"gap must be a positive number, got {gap!r}")
-    z_floor_at_one = minimum_detectable_difference(1, power=power, alpha=alpha)
-    # floor(n) = floor(1) / sqrt(n); start from the closed form and fix float edge cases.
-    n = max(1, math.ceil((z_floor_at_one / gap) ** 2))
-    while n > 1 and minimum_detectable_difference(n - 1, power=power, alpha=alpha) <= gap:
-        n -= 1
-    while minimum_detectable_difference(n, power=power, alpha=alpha) > gap:
-        n += 1
-    return n
+
+    def small_enough(n: int) -> bool:
+        return minimum_detectable_difference(n, power=power, alpha=alpha) <= gap
+
+    high = 1
+    while not small_enough(high):
+        high *= 2
+    low = high // 2  # the floor at `low` is still above the gap (or low is 0)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if small_enough(middle):
+            high = middle
+        else:
+            low = middle
+    return high

@@ -1,57 +1,100 @@
-"""Statistics for comparing retrieval runs honestly.
+"""Statistics for comparing retrieval runs honestly, from one engine.
 
-Paired bootstrap intervals, exact McNemar and sign-flip tests, Holm adjustment, Wilson
-intervals, detection limits and a verdict engine (`compare_items`). Every bad input raises
+Every verdict — a report's stage comparisons, `grk eval compare`, the HTML report, diagnosis
+and the track record — comes from `compare_family` (or `compare_items`, a family of one):
+exact paired tests as the gate, intervals chosen by measurement to keep their coverage,
+family-wise control across every comparison, detection limits for the test actually used,
+and "too few queries" where no outcome could be significant. Every bad input raises
 `StatsError`, a `ValueError`.
 """
 
 from groundkit.stats.__about__ import __version__
+from groundkit.stats._allpairs import AllPairsResult, PairResult, compare_all_pairs
 from groundkit.stats._bootstrap import (
+    PERCENTILE_MIN_QUERIES,
     BootstrapResult,
     IntervalEstimate,
     bootstrap_interval,
     paired_bootstrap,
 )
-from groundkit.stats._compare import ItemComparison, Verdict, compare_items, flip_share_floor
+from groundkit.stats._compare import compare_items
+from groundkit.stats._comparison import GateTest, ItemComparison, Role, Verdict
 from groundkit.stats._engine import ResampleMethod
 from groundkit.stats._errors import StatsError
+from groundkit.stats._family import (
+    FamilySettings,
+    PairedScores,
+    compare_family,
+    flip_share_floor,
+    minimum_queries,
+)
+from groundkit.stats._intervals import (
+    DifferenceInterval,
+    IntervalMethod,
+    MeanInterval,
+    mean_interval,
+    paired_difference_interval,
+)
 from groundkit.stats._mcnemar import McNemarResult, mcnemar
-from groundkit.stats._multiplicity import holm_adjust
+from groundkit.stats._multiplicity import Adjustment, bh_adjust, holm_adjust
 from groundkit.stats._permutation import SignFlipResult, sign_flip_test
 from groundkit.stats._power import (
     detection_limit,
+    mcnemar_power,
     minimum_detectable_difference,
     paired_minimum_detectable_difference,
+    t_power,
 )
 from groundkit.stats._proportions import (
     ProportionInterval,
     Stratum,
+    exact_binomial_interval,
     stratified_wilson_interval,
     wilson_interval,
 )
 
 __all__ = [
+    "PERCENTILE_MIN_QUERIES",
+    "Adjustment",
+    "AllPairsResult",
     "BootstrapResult",
+    "DifferenceInterval",
+    "FamilySettings",
+    "GateTest",
     "IntervalEstimate",
+    "IntervalMethod",
     "ItemComparison",
     "McNemarResult",
+    "MeanInterval",
+    "PairResult",
+    "PairedScores",
     "ProportionInterval",
     "ResampleMethod",
+    "Role",
     "SignFlipResult",
     "StatsError",
     "Stratum",
     "Verdict",
     "__version__",
+    "bh_adjust",
     "bootstrap_interval",
+    "compare_all_pairs",
+    "compare_family",
     "compare_items",
     "detection_limit",
+    "exact_binomial_interval",
     "flip_share_floor",
     "holm_adjust",
     "mcnemar",
+    "mcnemar_power",
+    "mean_interval",
     "minimum_detectable_difference",
+    "minimum_queries",
     "paired_bootstrap",
+    "paired_difference_interval",
     "paired_minimum_detectable_difference",
     "sign_flip_test",
     "stratified_wilson_interval",
+    "t_power",
     "wilson_interval",
 ]

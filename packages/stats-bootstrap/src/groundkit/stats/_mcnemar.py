@@ -10,7 +10,9 @@ from scipy.stats import binomtest
 
 from groundkit.stats._errors import StatsError
 
-__all__ = ["McNemarResult", "as_bool", "mcnemar"]
+__all__ = ["McNemarResult", "as_bool", "mcnemar", "mcnemar_p_value"]
+
+_TINY = float(np.finfo(np.float64).tiny)
 
 
 class McNemarResult(BaseModel):
@@ -79,12 +81,21 @@ def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> McNemarResult:
     lost = sum(1 for b, a in zip(first, second, strict=True) if b and not a)
     both = sum(1 for b, a in zip(first, second, strict=True) if b and a)
     discordant = gained + lost
-    p_value = 1.0 if discordant == 0 else float(binomtest(gained, discordant, 0.5).pvalue)
+    p_value = mcnemar_p_value(gained, lost)
     return McNemarResult(
         gained=gained,
         lost=lost,
         both=both,
         neither=len(first) - discordant - both,
         item_count=len(first),
-        p_value=min(1.0, p_value),
+        p_value=p_value,
     )
+
+
+def mcnemar_p_value(gained: int, lost: int) -> float:
+    """The exact two-sided McNemar p-value from the discordant counts (1.0 when there are none)."""
+    discordant = gained + lost
+    if discordant == 0:
+        return 1.0
+    # Never zero: a p-value that underflows is reported as the smallest normal float.
+    return min(1.0, max(float(binomtest(gained, discordant, 0.5).pvalue), _TINY))

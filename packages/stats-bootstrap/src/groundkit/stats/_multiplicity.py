@@ -1,14 +1,16 @@
-"""Holm's step-down adjustment for several candidates compared with one baseline."""
+"""Family-wise control: Holm's step-down and Benjamini–Hochberg's step-up adjustments."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import overload
+from typing import Literal, overload
 
 from groundkit.stats._errors import StatsError
 from groundkit.stats._validation import check_finite, to_float
 
-__all__ = ["holm_adjust"]
+__all__ = ["Adjustment", "adjust", "bh_adjust", "holm_adjust"]
+
+Adjustment = Literal["holm", "bh", "none"]
 
 
 @overload
@@ -21,27 +23,71 @@ def holm_adjust(p_values: Mapping[str, float] | Sequence[float]) -> dict[str, fl
     With the m p-values sorted ascending, p_(1) ≤ … ≤ p_(m), the adjusted value of the i-th is
     max over j ≤ i of min(1, (m − j + 1) · p_(j)). Adjusted values keep the order of the raw
     ones, never fall below them, and are capped at 1. Rejecting every hypothesis whose adjusted
-    p-value is below α controls the chance of any false "better" at α.
+    p-value is below α keeps the chance of one or more false rejections in the family at α.
 
     Args:
-        p_values: Raw p-values, either keyed by name (e.g. candidate system) or as a sequence.
+        p_values: Raw p-values, either keyed by name or as a sequence.
 
     Returns:
-        Adjusted p-values in the same shape: a dict with the same keys, or a list in the same
-        order.
+        Adjusted p-values in the same shape: a dict with the same keys, or a list in order.
 
     Raises:
         StatsError: If a p-value is not a finite number in [0, 1].
     """
+    return _apply(p_values, _holm)
+
+
+@overload
+def bh_adjust(p_values: Mapping[str, float]) -> dict[str, float]: ...
+@overload
+def bh_adjust(p_values: Sequence[float]) -> list[float]: ...
+def bh_adjust(p_values: Mapping[str, float] | Sequence[float]) -> dict[str, float] | list[float]:
+    """Benjamini–Hochberg step-up adjusted p-values (false discovery rate control).
+
+    With the m p-values sorted ascending, the adjusted value of the i-th is the minimum over
+    j ≥ i of min(1, m · p_(j) / j). Rejecting every hypothesis whose adjusted value is below α
+    keeps the expected share of false rejections among all rejections at α for independent or
+    positively dependent tests — a weaker promise than Holm's, which bounds the chance of any.
+
+    Args:
+        p_values: Raw p-values, either keyed by name or as a sequence.
+
+    Returns:
+        Adjusted p-values in the same shape.
+
+    Raises:
+        StatsError: If a p-value is not a finite number in [0, 1].
+    """
+    return _apply(p_values, _bh)
+
+
+def adjust(p_values: Sequence[float], method: Adjustment) -> list[float]:
+    """Adjusted p-values of a sequence by ``method`` ("none" returns them unchanged)."""
+    if method == "holm":
+        return holm_adjust(p_values)
+    if method == "bh":
+        return bh_adjust(p_values)
+    if method == "none":
+        return [_p_value(value, where=f"p-value [{i}]") for i, value in enumerate(p_values)]
+    raise StatsError(f"adjustment must be 'holm', 'bh' or 'none' (got {method!r})")
+
+
+def _apply(
+    p_values: Mapping[str, float] | Sequence[float], rule: object
+) -> dict[str, float] | list[float]:
+    assert callable(rule)
     if isinstance(p_values, Mapping):
         keys = list(p_values)
         raw = [_p_value(p_values[key], where=f"p-value {key!r}") for key in keys]
-        return dict(zip(keys, _holm(raw), strict=True))
+        return dict(zip(keys, rule(raw), strict=True))
     if isinstance(p_values, (str, bytes)) or not isinstance(p_values, Sequence):
         raise StatsError(
             f"p_values must be a mapping or a sequence (got {type(p_values).__name__})"
         )
-    return _holm([_p_value(value, where=f"p-value [{i}]") for i, value in enumerate(p_values)])
+    adjusted: list[float] = rule(
+        [_p_value(v, where=f"p-value [{i}]") for i, v in enumerate(p_values)]
+    )
+    return adjusted
 
 
 def _p_value(value: object, *, where: str) -> float:
@@ -58,5 +104,17 @@ def _holm(raw: list[float]) -> list[float]:
     running = 0.0
     for rank, index in enumerate(order):
         running = max(running, min(1.0, (count - rank) * raw[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def _bh(raw: list[float]) -> list[float]:
+    count = len(raw)
+    order = sorted(range(count), key=lambda i: raw[i])
+    adjusted = [0.0] * count
+    running = 1.0
+    for rank in range(count - 1, -1, -1):
+        index = order[rank]
+        running = min(running, min(1.0, count * raw[index] / (rank + 1)))
         adjusted[index] = running
     return adjusted

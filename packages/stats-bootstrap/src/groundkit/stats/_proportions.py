@@ -4,14 +4,30 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 from scipy.stats import norm
 
 from groundkit.stats._errors import StatsError
+from groundkit.stats._intervals import clopper_pearson
 from groundkit.stats._validation import check_count, check_probability
 
-__all__ = ["ProportionInterval", "Stratum", "stratified_wilson_interval", "wilson_interval"]
+__all__ = [
+    "ProportionInterval",
+    "Stratum",
+    "exact_binomial_interval",
+    "stratified_wilson_interval",
+    "wilson_interval",
+]
+
+# Below this (effective) n the Wilson interval's exact coverage dips under 93.5% for some true
+# shares (92.4% at n = 10, p = 0.3; 93.0% at n = 30, p = 0.3; computed exactly in the tests).
+_WILSON_SMALL_N = 100
+_WILSON_CAUTION = (
+    f"Wilson intervals can cover less than 95% below {_WILSON_SMALL_N} items "
+    "(as low as 90% at n = 10); exact_binomial_interval keeps 95% at every n"
+)
 
 
 class ProportionInterval(BaseModel):
@@ -24,6 +40,8 @@ class ProportionInterval(BaseModel):
         confidence: Coverage of the interval.
         effective_n: Sample size the interval was computed with (the plain n for
             `wilson_interval`, Kish's effective sample size for `stratified_wilson_interval`).
+        method: "wilson" or "clopper-pearson".
+        caution: Why the stated coverage is not assured, when it is not (else None).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -33,6 +51,8 @@ class ProportionInterval(BaseModel):
     high: float
     confidence: float
     effective_n: float
+    method: Literal["wilson", "clopper-pearson"] = "wilson"
+    caution: str | None = None
 
 
 class Stratum(BaseModel):
@@ -85,7 +105,47 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> Prop
     estimate = hits / trials
     low, high = _wilson(estimate, float(trials), z)
     return ProportionInterval(
-        estimate=estimate, low=low, high=high, confidence=level, effective_n=float(trials)
+        estimate=estimate,
+        low=low,
+        high=high,
+        confidence=level,
+        effective_n=float(trials),
+        caution=_WILSON_CAUTION if trials < _WILSON_SMALL_N else None,
+    )
+
+
+def exact_binomial_interval(
+    successes: int, n: int, *, confidence: float = 0.95
+) -> ProportionInterval:
+    """Exact (Clopper–Pearson) interval for successes out of n: coverage ≥ `confidence` always.
+
+    It inverts two one-sided exact binomial tests, so it never covers less than promised —
+    at the price of being wider than Wilson's at small n.
+
+    Args:
+        successes: Number of successes, 0 ≤ successes ≤ n.
+        n: Number of trials, at least 1.
+        confidence: Coverage, strictly in (0, 1).
+
+    Returns:
+        The frozen `ProportionInterval` (method "clopper-pearson").
+
+    Raises:
+        StatsError: If the counts are not integers in range or confidence is not in (0, 1).
+    """
+    trials = check_count(n, name="n")
+    hits = check_count(successes, name="successes", minimum=0)
+    if hits > trials:
+        raise StatsError(f"successes ({hits}) cannot exceed n ({trials})")
+    level = check_probability(confidence, name="confidence")
+    low, high = clopper_pearson(hits, trials, level)
+    return ProportionInterval(
+        estimate=hits / trials,
+        low=low,
+        high=high,
+        confidence=level,
+        effective_n=float(trials),
+        method="clopper-pearson",
     )
 
 
@@ -157,5 +217,10 @@ def stratified_wilson_interval(
     z = float(norm.ppf(0.5 + level / 2.0))
     low, high = _wilson(estimate, effective, z)
     return ProportionInterval(
-        estimate=estimate, low=low, high=high, confidence=level, effective_n=effective
+        estimate=estimate,
+        low=low,
+        high=high,
+        confidence=level,
+        effective_n=effective,
+        caution=_WILSON_CAUTION if effective < _WILSON_SMALL_N else None,
     )

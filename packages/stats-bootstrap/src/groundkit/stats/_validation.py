@@ -19,9 +19,11 @@ __all__ = [
     "check_probability",
     "check_resamples",
     "check_seed",
+    "finite_deltas",
     "format_ids",
     "paired_arrays",
     "real_array",
+    "sorted_ids",
     "to_float",
 ]
 
@@ -87,12 +89,53 @@ def paired_arrays(
         raise StatsError(
             f"{baseline_name} and {candidate_name} score different query ids: " + "; ".join(parts)
         )
-    ids = sorted(baseline_ids)
+    ids = sorted_ids(baseline_ids)
     return (
         ids,
         _scores_array(baseline, ids, side=baseline_name),
         _scores_array(candidate, ids, side=candidate_name),
     )
+
+
+def sorted_ids(ids: Iterable[object]) -> list[str]:
+    """Ids in sorted order; ids of types that do not order together (1 and "1") are refused."""
+    try:
+        return sorted(ids)  # type: ignore[arg-type]
+    except TypeError:
+        kinds = sorted({type(item).__name__ for item in ids})
+        raise StatsError(
+            f"query ids must all be of one type that can be sorted (got {', '.join(kinds)})"
+        ) from None
+
+
+def finite_deltas(
+    baseline: NDArray[np.float64],
+    candidate: NDArray[np.float64],
+    *,
+    ids: Sequence[str] | None = None,
+) -> NDArray[np.float64]:
+    """Candidate − baseline, refused when a difference or their sum cannot be represented.
+
+    Two finite scores can still have a difference that overflows (1e308 − (−1e308)), and
+    finite differences can have a sum that overflows; either would silently turn an interval
+    into nan or a p-value into 0.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        deltas = candidate - baseline
+    bad = np.flatnonzero(~np.isfinite(deltas))
+    if bad.size:
+        first = int(bad[0])
+        where = f"query {ids[first]!r}" if ids is not None else f"item {first}"
+        raise StatsError(
+            f"the difference for {where} is not a finite number "
+            f"({candidate[first]!r} − {baseline[first]!r} overflows)"
+        )
+    if deltas.size and not math.isfinite(float(np.max(np.abs(deltas))) * deltas.size):
+        raise StatsError(
+            "the differences are too large to sum without overflow "
+            f"(largest |difference| {float(np.max(np.abs(deltas))):.3g} over {deltas.size} items)"
+        )
+    return deltas
 
 
 def _scores_array(
@@ -129,7 +172,7 @@ def real_array(
     else:
         items: Iterable[object]
         if isinstance(values, Mapping):
-            labels = sorted(values)
+            labels = sorted_ids(values)
             items = (values[qid] for qid in labels)
         elif isinstance(values, Sequence) and not isinstance(values, (str, bytes)):
             items = values

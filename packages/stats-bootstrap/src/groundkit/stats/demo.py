@@ -1,8 +1,9 @@
 """Compare two simulated retrieval systems: ``python -m groundkit.stats.demo``.
 
 Simulates 300 queries with a shared per-query difficulty, so the two systems are correlated
-like real retrievers over one corpus, and prints for hit@10 and an nDCG-like score the effect,
-its paired-bootstrap interval, the p-values, the verdict and the detection limit.
+like real retrievers over one corpus, and prints for hit@10 and an nDCG-like score the effect
+with its interval (and the percentile bootstrap's, for comparison), the exact gate's p-value,
+the detection limit, the effect size and the verdict.
 """
 
 from __future__ import annotations
@@ -61,29 +62,34 @@ def main() -> int:
     """Print the comparison of the two simulated systems; returns the exit status."""
     print(f"groundkit.stats demo: bm25 vs hybrid on {QUERY_COUNT} simulated queries\n")
     for metric, (baseline, candidate) in simulate().items():
+        verdict = compare_items(baseline, candidate, metric=metric)
         boot = paired_bootstrap(
             baseline, candidate, baseline_name="bm25", candidate_name="hybrid", metric=metric
         )
-        verdict = compare_items(baseline, candidate, metric=metric)
-        gate = "McNemar" if verdict.kind == "binary" else "sign-flip"
         print(f"{metric} ({verdict.kind} items)")
         print(f"  bm25 {100 * verdict.mean_a:.1f}  →  hybrid {100 * verdict.mean_b:.1f}")
         print(
-            f"  effect       {100 * boot.effect:+.1f} points, 95% CI "
-            f"[{100 * boot.confidence_interval_low:+.1f}, "
-            f"{100 * boot.confidence_interval_high:+.1f}] "
-            f"({boot.resamples:,} resamples, {boot.method})"
+            f"  effect       {100 * verdict.difference:+.1f} points, 95% CI "
+            f"[{100 * verdict.confidence_interval_low:+.1f}, "
+            f"{100 * verdict.confidence_interval_high:+.1f}] ({verdict.interval_method}); "
+            f"percentile bootstrap [{100 * boot.confidence_interval_low:+.1f}, "
+            f"{100 * boot.confidence_interval_high:+.1f}]"
         )
-        print(f"  bootstrap p  {boot.p_value_two_sided:.2g}   {gate} p {verdict.p_value:.2g}")
+        print(f"  gate         {verdict.test} p {verdict.p_value:.2g}")
         print(
-            f"  flips        {verdict.gained} gained, {verdict.lost} lost "
+            f"  flips        {verdict.gained} gained, {verdict.lost} lost, {verdict.ties} tied "
             f"({100 * verdict.flip_share:.0f}% of queries differ)"
         )
         print(
-            f"  detection limit {100 * verdict.detection_limit:.1f} points "
+            f"  detection limit {verdict.detection_text()} "
             f"(unpaired floor would say "
             f"{100 * minimum_detectable_difference(verdict.item_count):.1f})"
         )
+        if verdict.effect_size is not None:
+            print(
+                f"  effect size  d_z {verdict.effect_size:.2f} "
+                f"[{verdict.effect_size_low:.2f}, {verdict.effect_size_high:.2f}]"
+            )
         print(f"  verdict      {verdict.verdict}\n")
     return 0
 

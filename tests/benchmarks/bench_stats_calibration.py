@@ -1,0 +1,84 @@
+"""Benchmark: the full calibration grid of groundkit.stats (more trials than the test suite).
+
+Run with ``python tests/benchmarks/bench_stats_calibration.py [TRIALS]`` (default 4,000 trials
+a cell; 2,000 for n = 1,000 numeric cells that run the Monte Carlo gate). Prints one line per
+cell and measure, and exits 1 when a promise is missed:
+
+* A/A false alarms of a verdict ≤ 5% + 1% (and ≥ 4% where the grid expects no conservatism:
+  numeric cells from n = 30 on);
+* coverage ≥ 93.5% wherever 95% is claimed (results with a caution do not claim it);
+* power at the detection limit 80 ± 3% (numeric cells under 30 queries carry a caution and
+  are reported, not held to it);
+* a whole-report A/A (3 candidate stages × 4 metrics, n = 100) with a false verdict in ≤ 5%.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+_spec = importlib.util.spec_from_file_location(
+    "calibration_grid", HERE.parent / "stats_bootstrap" / "calibration_grid.py"
+)
+assert _spec is not None
+assert _spec.loader is not None
+grid = importlib.util.module_from_spec(_spec)
+sys.modules["calibration_grid"] = grid
+_spec.loader.exec_module(grid)
+
+
+def _trials(shape: str, n: int, base: int, *, gated: bool) -> int:
+    if gated and n == 1000 and not shape.startswith("binary"):
+        return base // 2
+    return base
+
+
+def main(argv: list[str]) -> int:
+    """Run the grid; return the number of missed promises."""
+    base = int(argv[0]) if argv else 4_000
+    missed: list[str] = []
+
+    def check(label: str, value: float, ok: bool) -> None:
+        print(f"  {label:<58} {100 * value:6.2f}%  {'ok' if ok else 'MISSED'}", flush=True)
+        if not ok:
+            missed.append(label)
+
+    for shape in grid.SHAPES:
+        for n in grid.SIZES:
+            started = time.perf_counter()
+            print(f"{shape}, n = {n}", flush=True)
+            aa = grid.aa_false_alarms(shape, n, _trials(shape, n, base, gated=True), seed=n + 11)
+            floor_ok = shape.startswith("binary") or n < 30 or aa.value >= 0.04
+            check(
+                "A/A false alarms (verdict better/worse)", aa.value, aa.value <= 0.06 and floor_ok
+            )
+            paired = grid.paired_coverage(shape, n, base, seed=n + 12)
+            for name, share in paired.items():
+                if share.trials:
+                    check(f"paired coverage: {name}", share.value, share.value >= 0.935)
+                else:
+                    print(f"  paired coverage: {name:<41} cautioned in every trial")
+            single = grid.single_coverage(shape, n, base, seed=n + 13)
+            for name, share in single.items():
+                if share.trials:
+                    check(f"one-system coverage: {name}", share.value, share.value >= 0.935)
+                else:
+                    print(f"  one-system coverage: {name:<37} cautioned in every trial")
+            power = grid.detection_power(shape, n, _trials(shape, n, base, gated=True), seed=n + 14)
+            if power is not None:
+                held = shape.startswith("binary") or n >= 30
+                label = "power at the detection limit" + ("" if held else " (cautioned)")
+                check(label, power.value, abs(power.value - 0.8) <= 0.03 or not held)
+            print(f"  [{time.perf_counter() - started:.1f} s]", flush=True)
+    family = grid.family_false_verdicts(100, base // 4, seed=17)
+    print("whole report, 3 stages × 4 metrics, n = 100", flush=True)
+    check("reports with a false verdict", family.value, family.value <= 0.05)
+    print("missed:" if missed else "every promise kept", *missed, sep="\n  ")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
