@@ -10,6 +10,7 @@ README for the TOML format and the predictions format.
 
 from groundkit.harness._config import (
     BASELINE_STAGE,
+    DEFAULT_MODEL,
     MAX_RESAMPLES,
     Bm25Retriever,
     CallableRetriever,
@@ -62,6 +63,7 @@ from groundkit.harness._scoring import trec_measure_for
 
 __all__ = [
     "BASELINE_STAGE",
+    "DEFAULT_MODEL",
     "DENSE_INSTALL_HINT",
     "ENTRY_POINT_GROUP",
     "MAX_RESAMPLES",

@@ -51,7 +51,7 @@ class ConfigProblem:
         return format_location(self.loc)
 
     def __str__(self) -> str:
-        return f"{self.where}: {self.message}"
+        return f"{self.where}: {self.message}" if self.loc else self.message
 
 
 class ConfigError(HarnessError):

@@ -81,7 +81,7 @@ class RerankStage:
         self.settings = settings
         self.context = context
         self.input = _upstream(context, settings.stage, "re-orders")
-        self.scorer = make_scorer(settings, stage=context.stage)
+        self.scorer = make_scorer(settings, stage=context.stage, cache_dir=context.cache_dir)
 
     def passages(self) -> ChunkSet | None:
         """The re-ordered stage's chunks: reranking keeps its chunks."""

@@ -18,9 +18,11 @@ import numpy as np
 from groundkit.harness._dense import (
     _DEFAULT_ALIASES,
     DENSE_INSTALL_HINT,
+    EmbeddingCache,
     _offline,
     _packaged_model_path,
     _quiet_transformers,
+    default_cache_dir,
     load_sentence_transformer,
 )
 from groundkit.harness._errors import HarnessError, StageFailed
@@ -97,30 +99,49 @@ def _cross_encoder(model: Any, batch_size: int, stage: str) -> Scorer:
     return score
 
 
-def _bi_encoder(model: Any, batch_size: int, stage: str) -> Scorer:
+def _bi_encoder(model: Any, settings: RerankRetriever, cache: EmbeddingCache) -> Scorer:
+    """Cosine of query and passage embeddings; passages go through the embedding cache."""
+
     def encode(texts: list[str]) -> np.ndarray:
-        vectors = np.asarray(
-            model.encode(
-                texts,
-                batch_size=batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            ),
-            dtype=np.float64,
+        raw = model.encode(
+            texts,
+            batch_size=settings.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=False,
+            show_progress_bar=False,
         )
-        return vectors.reshape(len(texts), -1)
+        return np.asarray(raw, dtype=np.float32).reshape(len(texts), -1)
+
+    def unit(matrix: np.ndarray) -> np.ndarray:
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        return (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float64)
+
+    def passages(texts: list[str]) -> np.ndarray:
+        # The same cache as dense stages: a passage a dense stage embedded is not encoded again.
+        rows, digests = cache.lookup(texts)
+        missing = [i for i, row in enumerate(rows) if row is None]
+        fresh = encode([texts[i] for i in missing]) if missing else None
+        known = [i for i, row in enumerate(rows) if row is not None]
+        cached = cache.vectors([r for r in rows if r is not None]) if known else None
+        width = (fresh if fresh is not None else cached).shape[1]  # type: ignore[union-attr]
+        matrix = np.zeros((len(texts), width), dtype=np.float32)
+        if fresh is not None:
+            matrix[missing] = fresh
+            cache.add([digests[i] for i in missing], fresh)
+        if cached is not None:
+            matrix[known] = cached
+        return unit(matrix)
 
     def score(batch: Batch) -> list[list[float]]:
-        passages = sorted({text for _, texts in batch for text in texts})
-        if not passages:
+        texts = sorted({text for _, candidates in batch for text in candidates})
+        if not texts:
             return [[] for _ in batch]
-        rows = {text: row for row, text in enumerate(passages)}
-        matrix = encode(passages)
-        queries = encode([query for query, _ in batch])
+        rows = {text: row for row, text in enumerate(texts)}
+        matrix = passages(texts)
+        queries = unit(encode([query for query, _ in batch]))
         return [
-            [float(queries[index] @ matrix[rows[text]]) for text in texts]
-            for index, (_, texts) in enumerate(batch)
+            [float(queries[index] @ matrix[rows[text]]) for text in candidates]
+            for index, (_, candidates) in enumerate(batch)
         ]
 
     return score
@@ -140,8 +161,8 @@ def _function(function: Callable[..., Any], stage: str) -> Scorer:
     return score
 
 
-def make_scorer(settings: RerankRetriever, *, stage: str) -> Scorer:
-    """The scorer a rerank stage's settings name.
+def make_scorer(settings: RerankRetriever, *, stage: str, cache_dir: Path | None = None) -> Scorer:
+    """The scorer a rerank stage's settings name (``cache_dir``: the run's embedding cache).
 
     Raises:
         HarnessError: The model cannot be loaded, or the target does not import or is not a
@@ -149,9 +170,9 @@ def make_scorer(settings: RerankRetriever, *, stage: str) -> Scorer:
     """
     if settings.model is not None:
         if settings.scorer == "bi-encoder":
-            return _bi_encoder(
-                load_sentence_transformer(settings.model, stage=stage), settings.batch_size, stage
-            )
+            model = load_sentence_transformer(settings.model, stage=stage)
+            cache = EmbeddingCache(cache_dir or default_cache_dir(), settings.model)
+            return _bi_encoder(model, settings, cache)
         return _cross_encoder(
             _load_cross_encoder(settings.model, stage=stage), settings.batch_size, stage
         )
