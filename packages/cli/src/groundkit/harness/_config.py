@@ -23,7 +23,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from groundkit.harness._errors import HarnessError
 from groundkit.harness._registry import RetrieverSettings, retriever_kind
@@ -123,18 +122,14 @@ def _retriever_by_kind(value: Any) -> RetrieverSettings:
             return value
         value = value.model_dump()
     if not isinstance(value, dict):
-        raise PydanticCustomError(
-            "retriever_type",
-            "a retriever is a table with a 'kind', got {type}",
-            {"type": type(value).__name__},
-        )
+        raise ValueError(f"a retriever is a table with a 'kind', got {type(value).__name__}")
     kind = value.get("kind")
     if not isinstance(kind, str):
-        raise PydanticCustomError("missing_kind", "a retriever needs a 'kind'")
+        raise ValueError("a retriever needs a 'kind'")
     try:
         model = retriever_kind(kind).settings
     except HarnessError as error:
-        raise PydanticCustomError("unknown_kind", "{message}", {"message": error.message}) from None
+        raise ValueError(error.message) from None
     return model.model_validate(value)
 
 

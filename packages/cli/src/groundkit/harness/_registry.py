@@ -211,8 +211,10 @@ def _entry_points() -> Iterable[importlib.metadata.EntryPoint]:
 def _load_entry_point(point: importlib.metadata.EntryPoint) -> RetrieverKind:
     dist = getattr(point, "dist", None)
     origin = f"entry point {point.name} = {point.value}"
+    own: tuple[str, ...] = ()
     if dist is not None:
         origin += f" of {dist.metadata['Name']} {dist.version}"
+        own = (str(dist.metadata["Name"]),)
     try:
         loaded = point.load()
         if not isinstance(loaded, RetrieverKind) and callable(loaded):
@@ -237,7 +239,8 @@ def _load_entry_point(point: importlib.metadata.EntryPoint) -> RetrieverKind:
         settings=loaded.settings,
         build=loaded.build,
         chunked=loaded.chunked,
-        packages=loaded.packages,
+        # The plugin's own distribution is recorded in the report with its libraries.
+        packages=tuple(dict.fromkeys(own + loaded.packages)),
         summary=loaded.summary,
         origin=origin,
     )
