@@ -268,3 +268,47 @@ def test_an_entry_point_plugin_runs_in_a_real_subprocess(
     assert words.chunker == {"kind": "paragraphs", "max_chars": 1000}
     assert words.queries[0].hits
     assert report.run.package_versions.get("throwaway-overlap") == "0.1.0"
+
+
+@pytest.mark.dense
+@pytest.mark.slow
+def test_demo_rerank_measures_the_diagnosed_rerank_fix(tmp_path: Path) -> None:
+    from groundkit.cli import _eval_cmd
+
+    if not _eval_cmd.dense_ready():
+        pytest.skip("the dense extra is not installed")
+    out = tmp_path / "demo"
+    runner = CliRunner()
+    demo = runner.invoke(cli, ["eval", "demo", "--out", str(out), "--resamples", "300"])
+    assert demo.exit_code == 0, demo.output
+    report = load_report(out / "report.json")
+    assert [s.name for s in report.stages][-3:] == ["rerank", "dense", "hybrid"]
+    rerank = report.stage("rerank")
+    assert rerank.retriever["stage"] == "bm25"
+    verdicts = {c.metric: c.verdict for c in rerank.comparisons}
+    assert verdicts["recall@10"] == "better"
+    record = tmp_path / "record.jsonl"
+    diagnosis = runner.invoke(
+        cli,
+        ["eval", "diagnose", str(out / "report.json"), "--stage", "bm25", "--k", "10",
+         "--track-record", str(record)],
+    )  # fmt: skip
+    assert diagnosis.exit_code == 0, diagnosis.output
+    # The knob diagnosis names for its rerank fix is a kind that exists.
+    from groundkit.diagnosis import FIX_KNOBS
+    from groundkit.harness import retriever_kind
+
+    assert 'kind = "rerank"' in FIX_KNOBS["rerank"]
+    assert retriever_kind("rerank").name == "rerank"
+    items = str(out / "items.jsonl")
+    compare = runner.invoke(
+        cli,
+        ["eval", "compare", items, items, "--stage-a", "bm25", "--stage-b", "rerank",
+         "--track-record", str(record), "--applied", "rerank"],
+    )  # fmt: skip
+    assert compare.exit_code == 0, compare.output
+    assert "track record: rerank (named): B measured +" in " ".join(compare.output.split())
+    lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    measured = [line for line in lines if line.get("fix") == "rerank" and "measured" in line]
+    assert len(measured) == 1
+    assert measured[0]["measured"] > 0
