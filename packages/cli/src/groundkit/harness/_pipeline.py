@@ -264,12 +264,26 @@ def _run_info(
     )
 
 
-def _unique_ids(judgments: Sequence[Judgment]) -> None:
+def _resolved(
+    judgments: Sequence[Judgment],
+    loaded: Corpus,
+    progress: ProgressCallback | None,
+    timings: dict[str, float],
+) -> list[ResolvedJudgment]:
+    """The judgments (unique ids checked) with their quotes resolved in the corpus."""
     seen: set[str] = set()
     for judgment in judgments:
         if judgment.query_id in seen:
             raise HarnessError("query id listed twice in the judgments", item_id=judgment.query_id)
         seen.add(judgment.query_id)
+    if progress is not None:
+        progress("resolve", 0, len(judgments))
+    step = time.perf_counter()
+    resolved = resolve_judgments(list(judgments), loaded)
+    timings["resolve"] = time.perf_counter() - step
+    if progress is not None:
+        progress("resolve", len(judgments), len(judgments))
+    return resolved
 
 
 @_collector_relaxed()
@@ -319,14 +333,7 @@ def evaluate(
     timings: dict[str, float] = {}
     loaded = corpus if isinstance(corpus, Corpus) else Corpus.from_texts(corpus)
     judgment_list = list(judgments)
-    _unique_ids(judgment_list)
-    if progress is not None:
-        progress("resolve", 0, len(judgment_list))
-    step = time.perf_counter()
-    resolved = resolve_judgments(judgment_list, loaded)
-    timings["resolve"] = time.perf_counter() - step
-    if progress is not None:
-        progress("resolve", len(judgment_list), len(judgment_list))
+    resolved = _resolved(judgment_list, loaded, progress, timings)
     answerable = [r for r in resolved if r.judgment.answerable]
     ctx = _context(loaded, resolved, settings, progress)
     if not answerable:
