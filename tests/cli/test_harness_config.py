@@ -11,6 +11,7 @@ from groundkit.harness import (
     Bm25Retriever,
     CallableRetriever,
     CommandRetriever,
+    ConfigError,
     DenseRetriever,
     EvalSettings,
     HarnessError,
@@ -20,7 +21,7 @@ from groundkit.harness import (
     load_run_config,
     stage_config_hash,
 )
-from groundkit.judgments import CharsChunker, DocumentChunker, SentencesChunker
+from groundkit.judgments import CharsChunker, DocumentChunker, ParagraphsChunker, SentencesChunker
 
 FULL_EXAMPLE = """
 corpus = "corpus"
@@ -199,3 +200,42 @@ def test_run_config_settings_drop_the_files() -> None:
     assert settings.depth == 7
     assert not hasattr(settings, "corpus")
     assert settings.stages == config.stages
+
+
+def test_chunkers_in_text_form_and_every_problem_listed(tmp_path: Path) -> None:
+    path = tmp_path / "run.toml"
+    path.write_text(
+        'corpus = "c"\njudgments = "j"\nchunker = "paragraphs:800"\n'
+        '[[stages]]\nname = "small"\nretriever = { kind = "bm25" }\nchunker = "chars:200:20"\n',
+        encoding="utf-8",
+    )
+    config = load_run_config(path)
+    assert config.chunker == ParagraphsChunker(max_chars=800)
+    assert config.stage("small").chunker == CharsChunker(size=200, overlap=20)
+    path.write_text(
+        'corpus = "c"\njudgments = "j"\ndepth = 0\nchunker = "pages"\ncutoffs = "x"\n'
+        '[[stages]]\nname = "Bad"\nretriever = { kind = "dense", batch_size = 0 }\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as raised:
+        load_run_config(path)
+    wheres = [problem.where for problem in raised.value.problems]
+    assert wheres == [
+        "stages[0].name",
+        "stages[0].retriever.batch_size",
+        "depth",
+        "cutoffs",
+        "chunker",
+    ]
+    message = str(raised.value)
+    assert message.startswith(f"{path}: ")
+    assert "more problem" not in message
+    assert "chunker: chunker 'pages': unknown kind 'pages'" in message
+    assert "\n" not in message
+
+
+def test_settings_of_a_run_config_are_not_validated_again() -> None:
+    config = RunConfig(corpus=Path("c"), judgments=Path("j"))
+    settings = config.settings
+    assert type(settings) is EvalSettings
+    assert settings.stages[0] is config.stages[0]  # the same objects, no second validation

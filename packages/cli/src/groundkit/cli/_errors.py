@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import click
 
-__all__ = ["EXIT_FAILED", "EXIT_INPUT", "EXIT_OK", "CliError", "InputError", "StageFailedError"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INPUT",
+    "EXIT_OK",
+    "CliError",
+    "InputError",
+    "StageFailedError",
+    "debug_requested",
+]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -39,3 +47,12 @@ class StageFailedError(CliError):
     """A retrieval stage or a user command failed: exit code 1."""
 
     exit_code = EXIT_FAILED
+
+
+def debug_requested(ctx: click.Context | None = None) -> bool:
+    """Whether ``grk --debug`` was given (default context: the current one; none: never)."""
+    ctx = ctx if ctx is not None else click.get_current_context(silent=True)
+    if ctx is None:
+        return False
+    root = ctx.find_root()
+    return bool(root.params.get("debug")) or bool((root.obj or {}).get("debug"))

@@ -19,6 +19,16 @@ from groundkit.cli._compare_report import (
     render_report_outcome,
 )
 from groundkit.cli._console import make_console
+from groundkit.cli._defaults import (
+    DEFAULT_CHUNKERS,
+    DEFAULT_COMMAND_TIMEOUT,
+    DEFAULT_DEPTH,
+    DEFAULT_METRICS,
+    DEFAULT_MIN_OVERLAP,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    DEPTH_RANGE,
+)
 from groundkit.cli._errors import EXIT_OK, InputError
 from groundkit.cli._eval_compare import (
     compare_item_rows,
@@ -128,7 +138,7 @@ def trec_command(
     type=click.IntRange(min=1, max=MAX_RESAMPLES),
     default=None,
     help="Random sign patterns where a test cannot be enumerated exactly "
-    "[items: 10000; report: the report's setting].",
+    f"[items: {DEFAULT_RESAMPLES}; report: the report's setting].",
 )
 @click.option(
     "--seed",
@@ -289,8 +299,8 @@ def compare_command(
             stage_b=name_b,
             metric=metric,
             guardrail_metrics=list(guardrails) or DEFAULT_GUARDRAILS,
-            resamples=10_000 if resamples is None else resamples,
-            seed=0 if seed is None else seed,
+            resamples=DEFAULT_RESAMPLES if resamples is None else resamples,
+            seed=DEFAULT_SEED if seed is None else seed,
             fail_under=fail_under,
             equivalence_margin=equivalence_margin,
         )
@@ -334,8 +344,7 @@ _IN_PATH = click.Path(path_type=Path)
     "--chunker",
     metavar="SPEC",
     help="Default chunker: document, paragraphs[:MAX_CHARS], sentences[:N[:MAX_CHARS]], "
-    "chars:SIZE[:OVERLAP], tokens:SIZE[:OVERLAP]  [default: chars:1000:200; document at "
-    "--level document].",
+    f"chars:SIZE[:OVERLAP], tokens:SIZE[:OVERLAP]  [default: {DEFAULT_CHUNKERS}].",
 )
 @click.option(
     "--stage",
@@ -372,7 +381,7 @@ _IN_PATH = click.Path(path_type=Path)
     type=click.FloatRange(min=0, min_open=True),
     default=None,
     metavar="SECONDS",
-    help="Timeout of --command stages [default: 600].",
+    help=f"Timeout of --command stages [default: {DEFAULT_COMMAND_TIMEOUT:g}].",
 )
 @click.option(
     "--predictions",
@@ -389,31 +398,35 @@ _IN_PATH = click.Path(path_type=Path)
 @click.option(
     "--k",
     "depth",
-    type=click.IntRange(min=1, max=10_000),
+    type=click.IntRange(*DEPTH_RANGE),
     default=None,
-    help="Hits retrieved and recorded per query and stage [default: 100].",
+    help=f"Hits retrieved and recorded per query and stage [default: {DEFAULT_DEPTH}].",
 )
 @click.option(
     "--metric",
     "metrics",
     multiple=True,
     metavar="METRIC",
-    help="Headline metric (repeatable) [default: recall@10 ndcg@10 mrr recall@2000c].",
+    help=f"Headline metric (repeatable) [default: {DEFAULT_METRICS}].",
 )
 @click.option(
     "--min-overlap",
     type=click.FloatRange(0.0, 1.0),
     default=None,
-    help="Share of a quote's span a hit must cover [default: 0, one character].",
+    help=f"Share of a quote's span a hit must cover [default: {DEFAULT_MIN_OVERLAP:g}, one "
+    "character].",
 )
 @click.option(
-    "--seed", type=click.IntRange(min=0), default=None, help="Bootstrap seed [default: 0]."
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help=f"Bootstrap seed [default: {DEFAULT_SEED}].",
 )
 @click.option(
     "--resamples",
     type=click.IntRange(min=1, max=MAX_RESAMPLES),
     default=None,
-    help="Bootstrap resamples [default: 2000].",
+    help=f"Bootstrap resamples [default: {DEFAULT_RESAMPLES}].",
 )
 @click.option(
     "--embedding-cache", type=_IN_PATH, default=None, help="Embedding cache folder of dense stages."
@@ -528,15 +541,20 @@ def run_command(
 @click.option(
     "--dense/--no-dense",
     default=None,
-    help="Include the dense and hybrid stages [default: when the dense extra is installed].",
+    help="Include the rerank, dense and hybrid stages [default: when the dense extra is "
+    "installed].",
 )
 @click.option(
-    "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Bootstrap seed."
+    "--seed",
+    type=click.IntRange(min=0),
+    default=DEFAULT_SEED,
+    show_default=True,
+    help="Bootstrap seed.",
 )
 @click.option(
     "--resamples",
     type=click.IntRange(min=1, max=MAX_RESAMPLES),
-    default=2_000,
+    default=DEFAULT_RESAMPLES,
     show_default=True,
     help="Bootstrap resamples.",
 )
@@ -557,8 +575,8 @@ def demo_command(
     """Evaluate the built-in example (a company handbook) offline: no arguments, no network.
 
     Runs BM25 on paragraphs (the baseline), on 200-character windows and on whole documents,
-    plus dense and hybrid retrieval when the dense extra is installed, then prints the
-    comparison and writes the report and items to --out.
+    plus a rerank of the baseline, dense and hybrid retrieval when the dense extra is installed,
+    then prints the comparison and writes the report and items to --out.
     """
     console = make_console()
     use_dense = dense_ready() if dense is None else dense
@@ -579,7 +597,7 @@ def demo_command(
             progress=progress,
         )
     if not use_dense and dense is None:
-        console.print(f"dense and hybrid stages skipped: {DENSE_INSTALL_HINT}", style="dim")
+        console.print(f"rerank, dense and hybrid stages skipped: {DENSE_INSTALL_HINT}", style="dim")
     console.print(
         "next: grk eval compare "
         f"{out_dir / 'report.json'} --candidate bm25-document --metric recall@2000c",

@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from groundkit.cli._console import VERDICT_MARKS, format_delta, format_interval, format_value
+from groundkit.cli._defaults import DEFAULT_RESAMPLES
 from groundkit.cli._errors import EXIT_FAILED, EXIT_OK, InputError
 from groundkit.stats import (
     FamilySettings,
@@ -146,7 +147,7 @@ def compare_item_rows(
     stage_b: str,
     metric: str,
     guardrail_metrics: Sequence[str] | None = None,
-    resamples: int = 10_000,
+    resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     fail_under: float | None = None,
     equivalence_margin: float | None = None,

@@ -1,12 +1,15 @@
 """Build a run configuration from `grk eval run`'s flags, over an optional TOML config file.
 
-Precedence: a flag beats the config file, which beats the harness defaults. Stages given by
-flags are added after the config file's stages; one with the same name replaces the file's.
+One path: the config file is read as a raw mapping (its relative paths resolved against its
+folder), the flags are merged over it, and the result is validated once by the harness's
+models. Precedence: a flag beats the config file, which beats the defaults (filled in by the
+models, so ``--level document`` gets the document-level default chunker). Stages given by flags
+are added after the file's stages; one with the same name replaces the file's. Every problem is
+reported at once, each naming the flag or the file key it comes from.
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,13 +18,18 @@ from typing import Any
 from groundkit.cli._errors import InputError
 from groundkit.cli._eval_flags import (
     StageSpec,
-    parse_chunker_spec,
     parse_command_spec,
     parse_hybrid_shortcut,
     parse_predictions_spec,
     parse_stage_spec,
 )
-from groundkit.harness import RunConfig, load_run_config, run_config_from_dict
+from groundkit.harness import (
+    ConfigError,
+    ConfigProblem,
+    RunConfig,
+    read_config_file,
+    run_config_from_dict,
+)
 
 __all__ = ["RunFlags", "build_run_config"]
 
@@ -50,14 +58,18 @@ class RunFlags:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _flag_stages(flags: RunFlags) -> list[StageSpec]:
-    specs = [parse_stage_spec(s) for s in flags.stages]
-    specs += [parse_stage_spec(r) for r in flags.retrievers]
-    specs += [parse_command_spec(c, timeout=flags.command_timeout) for c in flags.commands]
-    specs += [parse_predictions_spec(p) for p in flags.predictions]
+def _flag_stages(flags: RunFlags) -> list[tuple[str, StageSpec]]:
+    """Each stage a flag asks for, with the flag as the user wrote it."""
+    specs = [(f"--stage {s}", parse_stage_spec(s)) for s in flags.stages]
+    specs += [(f"--retriever {r}", parse_stage_spec(r)) for r in flags.retrievers]
+    specs += [
+        (f"--command {c}", parse_command_spec(c, timeout=flags.command_timeout))
+        for c in flags.commands
+    ]
+    specs += [(f"--predictions {p}", parse_predictions_spec(p)) for p in flags.predictions]
     # Fusion stages go last so that the stages they fuse are defined before them.
-    specs += [parse_hybrid_shortcut(h) for h in flags.hybrids]
-    names = [s.name for s in specs]
+    specs += [(f"--hybrid {h}", parse_hybrid_shortcut(h)) for h in flags.hybrids]
+    names = [spec.name for _, spec in specs]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
         raise InputError(
@@ -67,68 +79,90 @@ def _flag_stages(flags: RunFlags) -> list[StageSpec]:
     return specs
 
 
-def _config_file_data(path: Path) -> dict[str, Any]:
-    """The config file as validated data, keeping only what the file itself set.
+def _top_level_flags(flags: RunFlags) -> dict[str, tuple[str, Any]]:
+    """Top-level keys the flags set: key -> (the flag as written, raw value)."""
+    given: dict[str, tuple[str, Any]] = {}
+    for key, flag, value in (
+        ("corpus", "--corpus", flags.corpus),
+        ("judgments", "--judgments", flags.judgments),
+        ("level", "--level", flags.level),
+        ("depth", "--k", flags.depth),
+        ("min_overlap_fraction", "--min-overlap", flags.min_overlap),
+        ("embedding_cache_dir", "--embedding-cache", flags.embedding_cache),
+        ("chunker", "--chunker", flags.chunker),
+    ):
+        if value is not None:
+            given[key] = (f"{flag} {value}", str(value) if isinstance(value, Path) else value)
+    if flags.metrics:
+        given["headline_metrics"] = ("--metric", list(flags.metrics))
+    return given
 
-    Validation resolves relative paths and checks the file; keys the file did not set are then
-    dropped so that defaults are filled in again after the flags are applied (``--level
-    document`` must get the document-level default chunker, not the chunk-level one).
-    """
-    loaded = load_run_config(path)
-    raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    dumped = loaded.model_dump(mode="json")
-    data = {key: value for key, value in dumped.items() if key in raw}
-    raw_stages = {s.get("name"): s for s in raw.get("stages", []) if isinstance(s, dict)}
-    stages = []
-    for stage in dumped["stages"]:
-        raw_stage = raw_stages.get(stage["name"])
-        if raw_stage is None:
-            continue  # the baseline the harness added: it is added again, with the flags' chunker
-        if "chunker" not in raw_stage:
-            stage = {key: value for key, value in stage.items() if key != "chunker"}
-        stages.append(stage)
-    data["stages"] = stages
-    return data
+
+def _merge(
+    data: dict[str, Any], flags: RunFlags
+) -> tuple[dict[str, Any], dict[int, str], dict[str, str]]:
+    """The flags merged over the file's raw mapping, and where each flag's value went."""
+    top = _top_level_flags(flags)
+    origins = {key: flag for key, (flag, _) in top.items()}
+    data.update({key: value for key, (_, value) in top.items()})
+    bootstrap = data.get("bootstrap", {})
+    for key, flag, value in (
+        ("seed", "--seed", flags.seed),
+        ("resamples", "--resamples", flags.resamples),
+    ):
+        if value is not None and isinstance(bootstrap, dict):
+            bootstrap = {**bootstrap, key: value}
+            origins[f"bootstrap.{key}"] = f"{flag} {value}"
+    if bootstrap:
+        data["bootstrap"] = bootstrap
+    data.update(flags.extra)
+    stage_origins: dict[int, str] = {}
+    flag_stages = _flag_stages(flags)
+    if flag_stages:
+        replaced = {spec.name for _, spec in flag_stages}
+        kept = [
+            s
+            for s in data.get("stages", [])
+            if not (isinstance(s, dict) and s.get("name") in replaced)
+        ]
+        for text, spec in flag_stages:
+            stage_origins[len(kept)] = text
+            kept.append(spec.to_config())
+        data["stages"] = kept
+    return data, stage_origins, origins
+
+
+def _render(
+    problem: ConfigProblem, stages: dict[int, str], top: dict[str, str]
+) -> tuple[str, bool]:
+    """One problem as the user should read it, and whether it comes from the config file."""
+    loc = problem.loc
+    if len(loc) >= 2 and loc[0] == "stages" and isinstance(loc[1], int) and loc[1] in stages:
+        rest = ConfigProblem(loc[2:], problem.message)
+        return (
+            f"{stages[loc[1]]}: {rest}" if loc[2:] else f"{stages[loc[1]]}: {rest.message}"
+        ), False
+    for size in (2, 1):
+        key = ".".join(str(part) for part in loc[:size])
+        if len(loc) >= size and key in top:
+            return f"{top[key]}: {problem.message}", False
+    # Whole-settings checks name their key first ("headline_metrics: ...").
+    key = problem.message.partition(":")[0]
+    if not loc and key in top:
+        return f"{top[key]}: {problem.message.partition(':')[2].strip()}", False
+    return str(problem), True
 
 
 def build_run_config(flags: RunFlags) -> RunConfig:
-    """Merge the config file (when given) and the flags into a validated configuration.
+    """Merge the config file (when given) and the flags into a configuration validated once.
 
     Raises:
-        InputError: A bad flag (the message quotes it) or no corpus / judgments.
-        HarnessError: An invalid config file or setting (names the file and key).
+        InputError: A bad flag or setting (every problem, each naming its flag or file key), or
+            no corpus / judgments.
+        HarnessError: An unreadable config file or invalid TOML.
     """
-    data: dict[str, Any] = {}
-    if flags.config is not None:
-        data = _config_file_data(flags.config)
-    overrides: dict[str, Any] = {
-        "corpus": flags.corpus,
-        "judgments": flags.judgments,
-        "level": flags.level,
-        "depth": flags.depth,
-        "min_overlap_fraction": flags.min_overlap,
-        "embedding_cache_dir": flags.embedding_cache,
-    }
-    for key, value in overrides.items():
-        if value is not None:
-            data[key] = str(value) if isinstance(value, Path) else value
-    if flags.chunker is not None:
-        data["chunker"] = parse_chunker_spec(flags.chunker)
-    if flags.metrics:
-        data["headline_metrics"] = list(flags.metrics)
-    if flags.seed is not None or flags.resamples is not None:
-        bootstrap = dict(data.get("bootstrap", {}))
-        if flags.seed is not None:
-            bootstrap["seed"] = flags.seed
-        if flags.resamples is not None:
-            bootstrap["resamples"] = flags.resamples
-        data["bootstrap"] = bootstrap
-    data.update(flags.extra)
-    flag_stages = [s.to_config() for s in _flag_stages(flags)]
-    if flag_stages:
-        replaced = {s["name"] for s in flag_stages}
-        data["stages"] = [s for s in data.get("stages", []) if s["name"] not in replaced]
-        data["stages"] += flag_stages
+    raw = read_config_file(flags.config) if flags.config is not None else {}
+    data, stage_origins, top_origins = _merge(raw, flags)
     missing = [
         flag
         for flag, key in (("--corpus", "corpus"), ("--judgments", "judgments"))
@@ -139,4 +173,14 @@ def build_run_config(flags: RunFlags) -> RunConfig:
             f"no {' and no '.join(f[2:] for f in missing)}: pass {' and '.join(missing)} "
             "or --config FILE"
         )
-    return run_config_from_dict(data, source=flags.config)
+    try:
+        return run_config_from_dict(data, source=flags.config)
+    except ConfigError as error:
+        rendered = [_render(p, stage_origins, top_origins) for p in error.problems]
+        from_file = [text for text, in_file in rendered if in_file]
+        from_flags = [text for text, in_file in rendered if not in_file]
+        parts = from_flags
+        if from_file:
+            where = f"{flags.config}: " if flags.config is not None else ""
+            parts = [where + "; ".join(from_file), *from_flags]
+        raise InputError("; ".join(parts)) from error

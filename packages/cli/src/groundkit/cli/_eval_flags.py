@@ -1,36 +1,37 @@
 """The compact flag syntax of `grk eval run`: chunker and stage specs.
 
-Chunker specs (``--chunker`` and the ``@CHUNKER`` part of a stage)::
+Chunker specs (``--chunker`` and the ``@CHUNKER`` part of a stage) are
+:func:`groundkit.judgments.parse_chunker_spec`'s (``document``, ``paragraphs[:MAX_CHARS]``,
+``sentences[:N[:MAX_CHARS]]``, ``chars:SIZE[:OVERLAP]``, ``tokens:SIZE[:OVERLAP]``).
 
-    document                 one chunk per document
-    paragraphs[:MAX_CHARS]   blank-line paragraphs and markdown sections, merged up to MAX_CHARS
-    sentences[:N[:MAX_CHARS]]  groups of N sentences (and at most MAX_CHARS characters)
-    chars:SIZE[:OVERLAP]     windows of SIZE characters overlapping by OVERLAP (default 0)
-    tokens:SIZE[:OVERLAP]    windows of SIZE word tokens overlapping by OVERLAP (default 0)
-
-Stage specs (``--stage``, repeatable)::
+Stage specs (``--stage``, repeatable): ``[NAME=]KIND[:ARG][@CHUNKER]`` for any registered kind
+(plugins included); what ``:ARG`` sets is the kind's
+:meth:`~groundkit.harness.RetrieverSettings.from_spec_argument`::
 
     [NAME=]bm25[@CHUNKER]            lexical BM25 (the baseline must be named bm25)
     [NAME=]dense[:MODEL][@CHUNKER]   dense retrieval (needs the dense extra)
     [NAME=]hybrid:A+B[+C...]         reciprocal-rank fusion of stages A, B... given earlier
+    [NAME=]rerank:STAGE:MODEL        STAGE's top hits re-ordered by a cross-encoder
+    [NAME=]callable:TARGET           a Python retriever, TARGET = package.module:name or
+                                     path/file.py:name (a function, an object with search(),
+                                     or a zero-argument factory of one)
 
 Shortcuts: ``--retriever dense`` is ``--stage dense``; ``--hybrid bm25,dense`` is
 ``--stage hybrid=hybrid:bm25+dense``; ``--command NAME=CMD`` runs an external retriever command;
 ``--predictions NAME=PATH`` reads hits computed elsewhere. Without ``@CHUNKER`` a stage uses
-``--chunker``.
+``--chunker``. The name and chunker rules are the harness's own (one definition each).
 """
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import ValidationError
-
 from groundkit.cli._errors import InputError
-from groundkit.judgments import parse_chunker_config
+from groundkit.harness import HarnessError, check_stage_name, retriever_kind
+from groundkit.judgments import JudgmentError
+from groundkit.judgments import parse_chunker_spec as chunker_from_spec
 
 __all__ = [
     "StageSpec",
@@ -42,59 +43,23 @@ __all__ = [
     "parse_stage_spec",
 ]
 
-# Same rule as the harness's StageConfig, checked here so the message can quote the flag.
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-_CHUNKER_ARGS: dict[str, tuple[str, ...]] = {
-    "document": (),
-    "paragraphs": ("max_chars",),
-    "sentences": ("max_sentences", "max_chars"),
-    "chars": ("size", "overlap"),
-    "tokens": ("size", "overlap"),
-}
-_REQUIRED_ARGS = {"chars": 1, "tokens": 1}
-
-
-def _positive_int(text: str, *, what: str, spec: str, allow_zero: bool = False) -> int:
-    if not text.isdigit():
-        raise InputError(f"chunker {spec!r}: {what} must be a whole number, got {text!r}")
-    value = int(text)
-    if value == 0 and not allow_zero:
-        raise InputError(f"chunker {spec!r}: {what} must be positive")
-    return value
-
 
 def parse_chunker_spec(spec: str) -> dict[str, Any]:
     """Parse ``chars:800:100`` and friends into a chunker config mapping.
 
     Args:
-        spec: The spec (see the module docstring).
+        spec: The spec (see :func:`groundkit.judgments.parse_chunker_spec`).
 
     Returns:
-        A mapping accepted by :func:`groundkit.judgments.parse_chunker_config`.
+        The chunker settings as a mapping (``{"kind": "chars", "size": 800, ...}``).
 
     Raises:
         InputError: Unknown kind, wrong number of parts, or a bad number.
     """
-    kind, *args = spec.strip().split(":")
-    names = _CHUNKER_ARGS.get(kind)
-    if names is None:
-        raise InputError(
-            f"chunker {spec!r}: unknown kind {kind!r} (use {', '.join(_CHUNKER_ARGS)})"
-        )
-    if len(args) > len(names) or len(args) < _REQUIRED_ARGS.get(kind, 0):
-        usage = kind + "".join(f":{n.upper()}" for n in names)
-        raise InputError(f"chunker {spec!r}: expected {usage}")
-    config: dict[str, Any] = {"kind": kind}
-    for name, text in zip(names, args, strict=False):
-        config[name] = _positive_int(text, what=name, spec=spec, allow_zero=name == "overlap")
-    if kind in ("chars", "tokens") and "overlap" not in config:
-        config["overlap"] = 0
     try:
-        validated = parse_chunker_config(config)
-    except ValidationError as exc:
-        reason = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
-        raise InputError(f"chunker {spec!r}: {reason}") from None
-    return validated.model_dump(mode="json")
+        return chunker_from_spec(spec).model_dump(mode="json")
+    except JudgmentError as error:
+        raise InputError(error.message) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +68,7 @@ class StageSpec:
 
     Attributes:
         name: Stage name.
-        kind: Retriever kind: bm25, dense, hybrid, command or predictions.
+        kind: Retriever kind (any registered kind).
         chunker: Chunker mapping, or ``None`` to use the run's default chunker.
         options: Retriever options (model, fused stages, command, path).
     """
@@ -125,12 +90,10 @@ class StageSpec:
 
 
 def _check_name(name: str, spec: str) -> str:
-    if not _NAME.match(name):
-        raise InputError(
-            f"stage {spec!r}: name {name!r} must be 1-64 of a-z, 0-9, '_', '.', '-', "
-            "starting with a letter or digit"
-        )
-    return name
+    try:
+        return check_stage_name(name)
+    except ValueError as error:
+        raise InputError(f"stage {spec!r}: {error}") from None
 
 
 def _split_name(spec: str) -> tuple[str | None, str]:
@@ -144,35 +107,24 @@ def parse_stage_spec(spec: str) -> StageSpec:
     """Parse ``[NAME=]KIND[:ARG][@CHUNKER]`` (see the module docstring).
 
     Raises:
-        InputError: Unknown kind, a bad name or a bad chunker.
+        InputError: Unknown kind, a bad argument, a bad name or a bad chunker.
     """
     name, body = _split_name(spec)
-    body, _, chunker_text = body.partition("@")
+    body, at, chunker_text = body.partition("@")
     kind, _, arg = body.partition(":")
-    chunker = parse_chunker_spec(chunker_text) if chunker_text else None
+    try:
+        registered = retriever_kind(kind)
+    except HarnessError as error:
+        raise InputError(f"stage {spec!r}: {error.message}") from None
+    chunker = parse_chunker_spec(chunker_text) if at else None
+    if chunker is not None and not registered.chunked:
+        raise InputError(f"stage {spec!r}: a {kind} stage brings its own spans; drop @CHUNKER")
     options: dict[str, Any] = {}
-    if kind == "bm25":
-        if arg:
-            raise InputError(f"stage {spec!r}: bm25 takes no argument (use bm25@CHUNKER)")
-    elif kind == "dense":
-        if arg:
-            options["model"] = arg
-    elif kind == "hybrid":
-        parts = [p.strip() for p in re.split(r"[+,]", arg) if p.strip()]
-        if len(parts) < 2:
-            raise InputError(
-                f"stage {spec!r}: hybrid needs two or more stages, e.g. hybrid:bm25+dense"
-            )
-        if chunker is not None:
-            raise InputError(
-                f"stage {spec!r}: a hybrid stage uses its parts' chunks; drop @CHUNKER"
-            )
-        options["stages"] = parts
-    else:
-        raise InputError(
-            f"stage {spec!r}: unknown retriever {kind!r} (use bm25, dense or hybrid:A+B; "
-            "--command and --predictions for the others)"
-        )
+    if arg:
+        try:
+            options = registered.settings.from_spec_argument(arg)
+        except ValueError as error:
+            raise InputError(f"stage {spec!r}: {error}") from None
     return StageSpec(name=name or kind, kind=kind, chunker=chunker, options=options)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.resources
 import importlib.util
+import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,8 +19,9 @@ import click
 from rich.console import Console
 
 from groundkit.cli._console import ProgressDisplay, render_report
-from groundkit.cli._errors import InputError, StageFailedError
+from groundkit.cli._errors import InputError, StageFailedError, debug_requested
 from groundkit.harness import (
+    DEFAULT_MODEL,
     RunConfig,
     StageFailed,
     dense_available,
@@ -153,9 +155,12 @@ def execute(
     for flag, path in (("--items", items_path), ("--html", html_path)):
         if path is not None and outputs.setdefault(path.resolve(), flag) != flag:
             raise InputError(f"{flag} {path}: same file as {outputs[path.resolve()]}")
+    failures: list[StageFailed] = []
     try:
         with ProgressDisplay(enabled=progress) as display:
-            report = run_evaluation(config, progress=display, command=list(command))
+            report = run_evaluation(
+                config, progress=display, command=list(command), failures=failures
+            )
     except StageFailed as failure:
         # A ValueError by inheritance: caught here so that it exits 1, not 2 (bad input).
         raise StageFailedError(str(failure)) from failure
@@ -178,12 +183,41 @@ def execute(
     )
     if html_path is not None:  # --- html report (grk eval run --html) ---
         console.print(f"[bold]html:[/bold]   {html_path}", highlight=False, markup=True)
-    failed = [s for s in report.stages if s.error is not None]
-    if failed:
+    problems = stage_problems(report)
+    if problems:
+        show_user_tracebacks(failures)
         # The harness's error already names the stage and quotes the stderr tail.
-        more = f" (and {len(failed) - 1} more failed stage(s))" if len(failed) > 1 else ""
-        raise StageFailedError(f"{failed[0].error}{more}; the report was written to {report_path}")
+        more = f" (and {len(problems) - 1} more stage problem(s))" if len(problems) > 1 else ""
+        raise StageFailedError(f"{problems[0]}{more}; the report was written to {report_path}")
     return report
+
+
+def stage_problems(report: EvalReport) -> list[str]:
+    """One line per stage that failed or has hits that could not be located (exit 1)."""
+    problems: list[str] = []
+    for stage in report.stages:
+        if stage.error is not None:
+            problems.append(stage.error)
+        elif stage.unlocated:
+            first = stage.unlocated[0]
+            where = f"document {first.doc!r}" if first.doc is not None else "the corpus"
+            problems.append(
+                f"stage {stage.name!r}: query {first.query_id!r}: hit {first.rank}: text not "
+                f"found in {where}: {first.text[:60]!r} ({len(stage.unlocated)} hit(s) could "
+                "not be located; they are left out of its ranking and listed in the report)"
+            )
+    return problems
+
+
+def show_user_tracebacks(failures: Sequence[StageFailed]) -> None:
+    """Under ``--debug``, the traceback of the user's code behind each failed stage."""
+    if not debug_requested():
+        return
+    for failure in failures:
+        cause = failure.__cause__
+        click.echo(f"--- stage {failure.stage!r} ---", err=True)
+        error = cause if cause is not None else failure
+        click.echo("".join(traceback.format_exception(error)).rstrip(), err=True)
 
 
 @contextmanager
@@ -209,15 +243,31 @@ DEMO_CHUNKERS: dict[str, dict[str, Any]] = {
 apart), and whole documents (which look best by rank but spend the context budget)."""
 
 
+DEMO_RERANK: dict[str, Any] = {
+    "kind": "rerank",
+    "stage": "bm25",
+    "top": 50,
+    "model": DEFAULT_MODEL,
+    "scorer": "bi-encoder",
+}
+"""The demo's rerank stage (needs the dense extra)."""
+
+
 def demo_config(
     corpus: Path, judgments: Path, *, dense: bool, seed: int, resamples: int
 ) -> RunConfig:
-    """The demo's stages: BM25 on two chunkers, and dense and hybrid when ``dense``."""
+    """The demo's stages: BM25 on three chunkers, and rerank, dense and hybrid when ``dense``.
+
+    The rerank stage re-orders the baseline's top 50 by the packaged embedding model (a
+    bi-encoder: no cross-encoder ships on the package index), the fix diagnosis calls
+    ``rerank``.
+    """
     stages: list[dict[str, Any]] = [
         {"name": name, "retriever": {"kind": "bm25"}, "chunker": chunker}
         for name, chunker in DEMO_CHUNKERS.items()
     ]
     if dense:
+        stages.append({"name": "rerank", "retriever": DEMO_RERANK})
         stages.append(
             {"name": "dense", "retriever": {"kind": "dense"}, "chunker": DEMO_CHUNKERS["bm25"]}
         )

@@ -14,17 +14,12 @@ from typing import Any
 import click
 
 from groundkit.cli.__about__ import __version__
-from groundkit.cli._errors import InputError
+from groundkit.cli._errors import InputError, debug_requested
 
 __all__ = ["GroundkitGroup", "beir_group", "cli", "eval_group", "evalset_group", "main"]
 
 
 _TRACEBACK_SHOWN = "groundkit.traceback_shown"
-
-
-def _debug_requested(ctx: click.Context) -> bool:
-    root = ctx.find_root()
-    return bool(root.params.get("debug")) or bool((root.obj or {}).get("debug"))
 
 
 class GroundkitGroup(click.Group):
@@ -41,7 +36,7 @@ class GroundkitGroup(click.Group):
         except click.UsageError as exc:
             # Click prints usage, a hint and a blank line around a bad option or command: one
             # line naming the problem and where to read the help is the CLI's contract.
-            if _debug_requested(ctx) and not ctx.meta.get(_TRACEBACK_SHOWN):
+            if debug_requested(ctx) and not ctx.meta.get(_TRACEBACK_SHOWN):
                 ctx.meta[_TRACEBACK_SHOWN] = True
                 traceback.print_exc()
             where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
@@ -49,12 +44,12 @@ class GroundkitGroup(click.Group):
         except click.ClickException:
             # Errors the commands raise themselves (InputError...) get one too; ctx.meta is
             # shared by nested groups, so each traceback is printed once.
-            if _debug_requested(ctx) and not ctx.meta.get(_TRACEBACK_SHOWN):
+            if debug_requested(ctx) and not ctx.meta.get(_TRACEBACK_SHOWN):
                 ctx.meta[_TRACEBACK_SHOWN] = True
                 traceback.print_exc()
             raise
         except (ValueError, UnicodeError) as exc:
-            if _debug_requested(ctx):
+            if debug_requested(ctx):
                 ctx.meta[_TRACEBACK_SHOWN] = True
                 traceback.print_exc()
             raise InputError(" ".join(str(exc).split()) or type(exc).__name__) from exc

@@ -2,11 +2,15 @@
 
 ``run_evaluation(load_run_config("groundkit.toml"))`` runs every stage of a config file and
 returns an :class:`~groundkit.judgments.EvalReport`; :func:`evaluate` does the same from
-in-memory data. See the package README for the TOML format and the predictions format.
+in-memory data (``evaluate(corpus, judgments, stages={"mine": my_search})``). Every stage kind
+is a registered :class:`RetrieverKind` implementing the :class:`Retriever` protocol; other
+distributions add kinds through the ``groundkit.retrievers`` entry-point group. See the package
+README for the TOML format and the predictions format.
 """
 
 from groundkit.harness._config import (
     BASELINE_STAGE,
+    DEFAULT_MODEL,
     MAX_RESAMPLES,
     Bm25Retriever,
     CallableRetriever,
@@ -15,30 +19,62 @@ from groundkit.harness._config import (
     EvalSettings,
     HybridRetriever,
     PredictionsRetriever,
+    RerankRetriever,
     RetrieverConfig,
     RunConfig,
     StageConfig,
     canonical_json,
+    check_stage_name,
+    default_chunker,
     default_headline_metrics,
-    load_run_config,
-    run_config_from_dict,
     stage_config_hash,
 )
+from groundkit.harness._config_load import (
+    ConfigError,
+    ConfigProblem,
+    load_run_config,
+    read_config_file,
+    run_config_from_dict,
+)
+from groundkit.harness._context import ProgressCallback
 from groundkit.harness._dense import DENSE_INSTALL_HINT, dense_available
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness._items import ItemsFile, ItemsStage, load_items, write_items
 from groundkit.harness._notes import DetectionLimits, detection_limits
-from groundkit.harness._pipeline import ProgressCallback, evaluate, package_versions, run_evaluation
+from groundkit.harness._pipeline import StagesArgument, evaluate, package_versions, run_evaluation
+from groundkit.harness._protocol import (
+    ChunkHits,
+    ChunkSet,
+    Query,
+    QueryHits,
+    Retriever,
+    StageContext,
+    UpstreamStage,
+)
+from groundkit.harness._registry import (
+    ENTRY_POINT_GROUP,
+    RetrieverKind,
+    RetrieverSettings,
+    register_retriever,
+    retriever_kind,
+    retriever_kinds,
+)
 from groundkit.harness._scoring import trec_measure_for
 from groundkit.harness._stats import family_settings, report_family
 
 __all__ = [
     "BASELINE_STAGE",
+    "DEFAULT_MODEL",
     "DENSE_INSTALL_HINT",
+    "ENTRY_POINT_GROUP",
     "MAX_RESAMPLES",
     "Bm25Retriever",
     "CallableRetriever",
+    "ChunkHits",
+    "ChunkSet",
     "CommandRetriever",
+    "ConfigError",
+    "ConfigProblem",
     "DenseRetriever",
     "DetectionLimits",
     "EvalSettings",
@@ -48,11 +84,22 @@ __all__ = [
     "ItemsStage",
     "PredictionsRetriever",
     "ProgressCallback",
+    "Query",
+    "QueryHits",
+    "RerankRetriever",
+    "Retriever",
     "RetrieverConfig",
+    "RetrieverKind",
+    "RetrieverSettings",
     "RunConfig",
     "StageConfig",
+    "StageContext",
     "StageFailed",
+    "StagesArgument",
+    "UpstreamStage",
     "canonical_json",
+    "check_stage_name",
+    "default_chunker",
     "default_headline_metrics",
     "dense_available",
     "detection_limits",
@@ -61,7 +108,11 @@ __all__ = [
     "load_items",
     "load_run_config",
     "package_versions",
+    "read_config_file",
+    "register_retriever",
     "report_family",
+    "retriever_kind",
+    "retriever_kinds",
     "run_config_from_dict",
     "run_evaluation",
     "stage_config_hash",

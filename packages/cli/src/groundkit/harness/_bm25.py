@@ -10,8 +10,8 @@ import numpy as np
 import numpy.typing as npt
 import Stemmer
 
-from groundkit.harness._config import Bm25Retriever
 from groundkit.harness._ranking import top_k
+from groundkit.harness._retrievers import Bm25Retriever
 
 __all__ = ["Bm25Index", "LexicalAnalyzer"]
 

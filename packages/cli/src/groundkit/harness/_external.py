@@ -1,4 +1,4 @@
-"""Retrievers outside the harness: a command (subprocess) and a Python callable."""
+"""Retrievers outside the harness: running a command (subprocess), importing a Python target."""
 
 from __future__ import annotations
 
@@ -12,16 +12,15 @@ import signal
 import subprocess
 import sys
 import tempfile
-import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from groundkit.harness._config import CallableRetriever, CommandRetriever
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness._predictions import read_predictions_jsonl
+from groundkit.harness._retrievers import CommandRetriever
 
-__all__ = ["call_function", "load_callable", "run_command"]
+__all__ = ["load_target", "run_command"]
 
 _TAIL_LINES = 5
 _TAIL_CHARS = 600
@@ -133,18 +132,22 @@ def run_command(
         )
 
 
-def load_callable(config: CallableRetriever, *, stage: str) -> Callable[..., Any]:
-    """Import the function named by ``config.target``.
+def load_target(target: str, *, stage: str) -> Any:
+    """Import the object named ``"package.module:name"`` or ``"path/to/file.py:name"``.
+
+    A module is imported as usual (it must be installed or on ``PYTHONPATH``); a file is
+    imported under a private module name derived from its path.
 
     Raises:
-        HarnessError: The module or file cannot be imported, or has no such function.
+        HarnessError: The module or file cannot be imported, or has no such name (the user's
+            exception is kept as the cause, for ``--debug``).
     """
-    where, _, name = config.target.rpartition(":")
+    where, _, name = target.rpartition(":")
     try:
         if where.endswith(".py"):
             file = Path(where)
             if not file.is_file():
-                raise HarnessError(f"stage {stage!r}: callable file not found: {where}")
+                raise HarnessError(f"stage {stage!r}: target file not found: {where}")
             digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
             module_name = f"_groundkit_callable_{digest}"
             spec = importlib.util.spec_from_file_location(module_name, file)
@@ -158,61 +161,10 @@ def load_callable(config: CallableRetriever, *, stage: str) -> Callable[..., Any
     except HarnessError:
         raise
     except Exception as error:
+        hint = " (is it installed, or on PYTHONPATH?)" if isinstance(error, ImportError) else ""
         raise HarnessError(
-            f"stage {stage!r}: cannot import {where!r}: {type(error).__name__}: {error}"
-        ) from None
-    function = getattr(module, name, None)
-    if not callable(function):
+            f"stage {stage!r}: cannot import {where!r}: {type(error).__name__}: {error}{hint}"
+        ) from error
+    if not hasattr(module, name):
         raise HarnessError(f"stage {stage!r}: {where!r} has no function {name!r}")
-    return function  # type: ignore[no-any-return]
-
-
-def _failure(stage: str, error: BaseException) -> StageFailed:
-    frames = traceback.format_exception(type(error), error, error.__traceback__)
-    return StageFailed(
-        stage,
-        f"the callable raised {type(error).__name__}: {error}",
-        stderr_tail="".join(frames[-2:]).strip()[-_TAIL_CHARS:],
-    )
-
-
-def call_function(
-    function: Callable[..., Any],
-    config: CallableRetriever,
-    *,
-    stage: str,
-    queries: Sequence[tuple[str, str]],
-) -> dict[str, Any]:
-    """Call a retriever function per query or once per batch.
-
-    Returns:
-        ``{query_id: raw hits}``.
-
-    Raises:
-        StageFailed: The function raised.
-        HarnessError: A batch function returned the wrong number of results.
-    """
-    texts = [text for _, text in queries]
-    if config.batch:
-        try:
-            results = function(texts)
-        except Exception as error:
-            raise _failure(stage, error) from None
-        if isinstance(results, str | bytes | Mapping) or not isinstance(results, Sequence):
-            raise HarnessError(
-                f"stage {stage!r}: a batch callable must return a list of hit lists, "
-                f"got {type(results).__name__}"
-            )
-        if len(results) != len(queries):
-            raise HarnessError(
-                f"stage {stage!r}: the batch callable returned {len(results)} hit lists for "
-                f"{len(queries)} queries"
-            )
-        return {qid: hits for (qid, _), hits in zip(queries, results, strict=True)}
-    out: dict[str, Any] = {}
-    for qid, text in queries:
-        try:
-            out[qid] = function(text)
-        except Exception as error:
-            raise _failure(stage, error) from None
-    return out
+    return getattr(module, name)

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from groundkit.harness._predictions import PerQueryHits
+from groundkit.harness._hits import PerQueryHits
 from groundkit.harness._ranking import RankedRun
 
 __all__ = ["reciprocal_rank_fusion"]

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from groundkit.harness._predictions import PerQueryHits
+from groundkit.harness._hits import PerQueryHits
 from groundkit.harness._ranking import RankedRun
 from groundkit.judgments import GoldTable, HitTable, evaluate_trec, parse_metric, score_table
 

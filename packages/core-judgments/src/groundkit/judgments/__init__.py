@@ -5,6 +5,7 @@ resolved to character spans of the documents, which the metrics compare with ret
 """
 
 from groundkit.judgments.__about__ import __version__
+from groundkit.judgments._chunker_spec import chunker_spec, parse_chunker_spec
 from groundkit.judgments._chunking import (
     CharsChunker,
     Chunk,
@@ -65,6 +66,7 @@ from groundkit.judgments._report import (
     RunInfo,
     StageComparison,
     StageReport,
+    UnlocatedHit,
     check_report,
     dump_report,
     load_report,
@@ -138,6 +140,7 @@ __all__ = [
     "TokensChunker",
     "TrecEvalResult",
     "TrecRun",
+    "UnlocatedHit",
     "UnsafePathError",
     "__version__",
     "append_line",
@@ -146,6 +149,7 @@ __all__ = [
     "check_report",
     "chunk_corpus",
     "chunk_text",
+    "chunker_spec",
     "closest_passage",
     "dump_judgments",
     "dump_report",
@@ -164,6 +168,7 @@ __all__ = [
     "normalize_for_matching",
     "overlaps",
     "parse_chunker_config",
+    "parse_chunker_spec",
     "parse_jsonl_line",
     "parse_metric",
     "parse_report",

@@ -38,6 +38,7 @@ __all__ = [
     "RunInfo",
     "StageComparison",
     "StageReport",
+    "UnlocatedHit",
     "check_report",
     "dump_report",
     "load_report",
@@ -48,7 +49,12 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = "1.1"
-"""Version of the report format written by this package (``major.minor``)."""
+"""Version of the report format written by this package (``major.minor``).
+
+1.1 added ``StageReport.unlocated`` (hits given as text that could not be located) and the
+verdict engine's full record of each comparison (``StageComparison.decision`` and the fields
+beside it, ``MetricAggregate.method``, the multiplicity settings); 1.0 reports are read as
+they are."""
 
 BASELINE_STAGE = "bm25"
 
@@ -210,12 +216,32 @@ class QueryResult(_Model):
     missing: bool = False
 
 
+class UnlocatedHit(_Model):
+    """A hit a stage gave as text that could not be located in its document (or the corpus).
+
+    It is left out of the stage's ranking (the hits after it move up one rank) and listed here,
+    so a stage whose text does not match the corpus is visible rather than silently scored.
+
+    Attributes:
+        query_id: The query.
+        rank: Position of the hit in the list the retriever returned (1-based).
+        doc: The document the hit named, when it named one.
+        text: The beginning of the hit's text (at most 200 characters).
+    """
+
+    query_id: str
+    rank: int = Field(ge=1)
+    doc: str | None = None
+    text: str
+
+
 class StageReport(_Model):
     """Everything about one retrieval stage.
 
     Attributes:
         name: Unique stage name (the baseline is ``bm25``).
-        kind: Retriever kind: bm25, dense, hybrid, command, callable or predictions.
+        kind: Retriever kind: bm25, dense, hybrid, rerank, command, callable, predictions or a
+            plugin's kind.
         baseline: True for the baseline stage (exactly one, the first).
         retriever: Retriever settings as run (model, parameters, fused stages...).
         chunker: Chunker settings, or ``None`` when the retriever brings its own spans.
@@ -227,6 +253,8 @@ class StageReport(_Model):
         comparisons: Differences from the baseline (empty for the baseline).
         timings: Seconds per phase (chunking, indexing, retrieval, scoring).
         error: Why the stage failed, when it did (then it has no results).
+        unlocated: Hits given as text that could not be located (left out of the ranking);
+            added in schema 1.1.
     """
 
     name: str
@@ -242,6 +270,7 @@ class StageReport(_Model):
     comparisons: list[StageComparison] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
     error: str | None = None
+    unlocated: list[UnlocatedHit] = Field(default_factory=list)
 
 
 class EvalReport(_Model):

@@ -96,7 +96,7 @@ FIX_KNOBS: dict[FixName, str] = {
     "chunk-overlap": "chunker overlap",
     "larger-chunks": "chunker size",
     "smaller-chunks": "chunker size, or the model's input length",
-    "rerank": "a reranker stage over the top candidates",
+    "rerank": 'a rerank stage over its top hits (kind = "rerank", stage, top)',
     "raise-k": "k (hits passed on)",
     "hybrid-fusion": "a hybrid stage fusing named stages",
     "query-expansion": "the retriever's query (expansion)",

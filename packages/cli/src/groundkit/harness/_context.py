@@ -1,0 +1,112 @@
+"""What a run knows while it runs (:class:`RunContext`) and what each stage produced."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from groundkit.harness._config import EvalSettings, StageConfig
+from groundkit.harness._errors import StageFailed
+from groundkit.harness._evidence import StageChunks
+from groundkit.harness._protocol import ChunkSet
+from groundkit.harness._ranking import ChunkTable, RankedRun
+from groundkit.judgments import Corpus, UnlocatedHit, chunk_corpus
+
+__all__ = ["PreparedRun", "ProgressCallback", "RunContext", "StageOutcome"]
+
+ProgressCallback = Callable[[str, int, int], None]
+"""``progress(phase, done, total)``: phases are ``load``, ``resolve``, then per stage
+``<stage>: chunk``, ``<stage>: index``, ``<stage>: embed``, ``<stage>: retrieve``,
+``<stage>: score``, and finally ``compare``. ``total`` may be 0 when there is nothing to do."""
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass
+class RunContext:
+    """The corpus, queries and settings of a run, with the chunk lists built so far."""
+
+    corpus: Corpus
+    doc_ids: tuple[str, ...]
+    doc_codes: dict[str, int]
+    texts: list[str]
+    doc_lengths: IntArray
+    settings: EvalSettings
+    query_ids: list[str]
+    queries: list[str]
+    known_queries: dict[str, bool]
+    progress: ProgressCallback | None
+    embedding_cache_dir: Path | None
+    chunk_cache: dict[str, tuple[ChunkSet, StageChunks]] = field(default_factory=dict)
+    passage_tables: dict[int, tuple[ChunkSet, StageChunks]] = field(default_factory=dict)
+
+    def report(self, phase: str, done: int, total: int) -> None:
+        """Forward progress to the callback, if any."""
+        if self.progress is not None:
+            self.progress(phase, done, total)
+
+    def chunks_for(self, stage: StageConfig) -> tuple[ChunkSet, StageChunks]:
+        """The stage's chunks, cut once per distinct chunker of the run."""
+        assert stage.chunker is not None
+        key = stage.chunker.model_dump_json()
+        cached = self.chunk_cache.get(key)
+        if cached is None:
+            self.report(f"{stage.name}: chunk", 0, 1)
+            chunks = chunk_corpus(self.corpus, stage.chunker)
+            table = ChunkTable.from_chunks(chunks, self.doc_codes)
+            texts = [self.corpus[c.doc][c.start : c.end] for c in chunks]
+            chunk_set = self.chunk_set(table, texts)
+            cached = (chunk_set, StageChunks.build(table, len(self.doc_ids)))
+            self.chunk_cache[key] = cached
+            self.passage_tables[id(chunk_set)] = cached
+            self.report(f"{stage.name}: chunk", 1, 1)
+        return cached
+
+    def chunk_set(self, table: ChunkTable, texts: Sequence[str] | None = None) -> ChunkSet:
+        """A public :class:`ChunkSet` view of a chunk table (texts cut from the corpus)."""
+        if texts is None:
+            docs, starts, ends = table.docs.tolist(), table.starts.tolist(), table.ends.tolist()
+            texts = [self.texts[d][s:e] for d, s, e in zip(docs, starts, ends, strict=True)]
+        return ChunkSet(
+            doc_ids=self.doc_ids,
+            doc_codes=table.docs,
+            starts=table.starts,
+            ends=table.ends,
+            texts=texts,
+        )
+
+
+@dataclass
+class PreparedRun:
+    """A built-in stage's result already in columns (predictions files, fusion)."""
+
+    run: RankedRun
+    unlocated: list[UnlocatedHit] = field(default_factory=list)
+
+
+@dataclass
+class StageOutcome:
+    """What one stage produced: its ranked hits, chunk list, evidence hooks and timings."""
+
+    config: StageConfig
+    doc_ids: tuple[str, ...] = ()
+    run: RankedRun | None = None
+    chunks: StageChunks | None = None
+    passages: ChunkSet | None = None
+    table_rows: IntArray | None = None  # passage row -> chunk table row (None: the same)
+    passage_rows: IntArray | None = None  # chunk table row -> a passage row (None: the same)
+    chunk_count: int | None = None
+    indexed_documents: int | None = None
+    encoder_max_tokens: int | None = None
+    retriever_info: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    failure: StageFailed | None = None
+    unlocated: list[UnlocatedHit] = field(default_factory=list)
+    tokens_before: Callable[[list[tuple[int, int, int]]], list[int]] | None = None
+    shares_term: Callable[[list[tuple[int, int]]], list[bool]] | None = None

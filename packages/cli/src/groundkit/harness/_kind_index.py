@@ -1,0 +1,103 @@
+"""The chunked built-in kinds: BM25 and dense retrieval over the stage's chunks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from groundkit.harness._protocol import ChunkHits, ChunkSet, Query, StageContext
+from groundkit.harness._retrievers import Bm25Retriever, DenseRetriever
+
+__all__ = ["Bm25Stage", "DenseStage"]
+
+
+class Bm25Stage:
+    """BM25 (bm25s) over the chunks; its analysis answers ``shares_query_term``.
+
+    Args:
+        settings: The BM25 settings.
+        context: The stage's context.
+    """
+
+    def __init__(self, settings: Bm25Retriever, context: StageContext) -> None:
+        from groundkit.harness._bm25 import Bm25Index
+
+        self._index_type = Bm25Index
+        self.settings = settings
+        self.context = context
+        self._index: Bm25Index | None = None
+        self._queries: list[str] = []
+
+    def index(self, chunks: ChunkSet) -> None:
+        """Analyse and index the chunk texts."""
+        self._index = self._index_type(
+            chunks.texts,
+            self.settings,
+            progress=lambda _p, d, t: self.context.progress("index", d, t),
+        )
+
+    def search(self, queries: Sequence[Query], depth: int) -> list[ChunkHits]:
+        """The ``depth`` best chunks of each query (only chunks sharing a term)."""
+        assert self._index is not None, "index() first"
+        self._queries = [q.text for q in queries]
+        found = self._index.search(
+            self._queries, depth, progress=lambda _p, d, t: self.context.progress("retrieve", d, t)
+        )
+        return [ChunkHits(ids, scores) for ids, scores in found]
+
+    def shares_query_term(self, requests: Sequence[tuple[int, int]]) -> list[bool]:
+        """Whether each ``(query number, chunk row)`` pair shares an analysed term."""
+        assert self._index is not None
+        return [self._index.shares_term(self._queries[q], row) for q, row in requests]
+
+
+class DenseStage:
+    """Exact cosine search over sentence-transformers embeddings of the chunks.
+
+    Args:
+        settings: The dense settings.
+        context: The stage's context.
+    """
+
+    def __init__(self, settings: DenseRetriever, context: StageContext) -> None:
+        # Imports numpy only; the model loads when the chunks are indexed.
+        from groundkit.harness._dense import DenseIndex
+
+        self._index_type = DenseIndex
+        self.settings = settings
+        self.context = context
+        self._index: DenseIndex | None = None
+        self._texts: Sequence[str] = ()
+
+    @property
+    def encoder_max_tokens(self) -> int | None:
+        """The model's maximum input length in tokens (known once indexed)."""
+        return None if self._index is None else self._index.encoder_max_tokens
+
+    def index(self, chunks: ChunkSet) -> None:
+        """Embed the chunks (through the embedding cache)."""
+        self._texts = chunks.texts
+        self._index = self._index_type(
+            chunks.texts,
+            self.settings,
+            stage=self.context.stage,
+            cache_dir=self.settings.cache_dir or self.context.cache_dir,
+            progress=lambda _p, d, t: self.context.progress("embed", d, t),
+        )
+
+    def search(self, queries: Sequence[Query], depth: int) -> list[ChunkHits]:
+        """The ``depth`` nearest chunks of each query."""
+        assert self._index is not None, "index() first"
+        found = self._index.search(
+            [q.text for q in queries],
+            depth,
+            progress=lambda _p, d, t: self.context.progress("retrieve", d, t),
+        )
+        return [ChunkHits(ids, scores) for ids, scores in found]
+
+    def tokens_before(self, requests: Sequence[tuple[int, int]]) -> list[int]:
+        """Encoder tokens (document prefix included) before each ``(chunk row, offset)``."""
+        assert self._index is not None
+        prefix = self.settings.document_prefix
+        return self._index.count_tokens(
+            [prefix + self._texts[row][:offset] for row, offset in requests]
+        )

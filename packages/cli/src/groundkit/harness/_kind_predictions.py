@@ -1,0 +1,109 @@
+"""The ``predictions`` kind: hits computed elsewhere, read from a JSON Lines or TREC run file.
+
+A predictions file is input the user gives, like the judgments: a problem in it (an unknown
+query or document, a bad span) is bad input naming the file and line (exit 2), not a failed
+stage. Text hits that cannot be located are counted and listed like any stage's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from groundkit.harness._config import StageConfig
+from groundkit.harness._context import PreparedRun
+from groundkit.harness._context import RunContext as _Context
+from groundkit.harness._context import StageOutcome as _StageOutcome
+from groundkit.harness._errors import HarnessError
+from groundkit.harness._hits import HitNormalizer, PerQueryHits
+from groundkit.harness._predictions import read_predictions_jsonl
+from groundkit.harness._protocol import Query, StageContext
+from groundkit.harness._ranking import RankedRun
+from groundkit.harness._retrievers import PredictionsRetriever
+from groundkit.judgments import read_trec_run, trec_ranking
+
+__all__ = ["PredictionsStage"]
+
+
+class PredictionsStage:
+    """Hits read from ``settings.path`` (predictions JSON Lines, or a TREC run file).
+
+    Args:
+        settings: The predictions settings.
+        context: The stage's context.
+    """
+
+    def __init__(self, settings: PredictionsRetriever, context: StageContext) -> None:
+        self.settings = settings
+        self.context = context
+
+    def search(self, queries: Sequence[Query], depth: int) -> PreparedRun:
+        """Read and check the file.
+
+        Raises:
+            HarnessError: An invalid line or hit (naming the file and line).
+        """
+        ctx = self.context.run
+        stage = ctx.settings.stage(self.context.stage)
+        path = self.settings.path
+        if self.settings.resolved_format == "trec":
+            outcome = _StageOutcome(config=stage)
+            _trec_stage(ctx, stage, outcome, path)
+            assert outcome.run is not None
+            return PreparedRun(outcome.run)
+        lines = read_predictions_jsonl(path, stage=stage.name, known_queries=ctx.known_queries)
+        normalizer = HitNormalizer(ctx.corpus, ctx.doc_codes, stage.name, depth, path=path)
+        per_query: list[PerQueryHits | None] = []
+        for query in queries:
+            entry = lines.get(query.query_id)
+            per_query.append(
+                None
+                if entry is None
+                else normalizer.normalize(query.query_id, entry[1], line=entry[0])
+            )
+        return PreparedRun(RankedRun.from_lists(ctx.query_ids, per_query), normalizer.unlocated)
+
+
+def _trec_stage(ctx: _Context, stage: StageConfig, outcome: _StageOutcome, path: Path) -> None:
+    run = read_trec_run(path)
+    for query_id in run:
+        if query_id not in ctx.known_queries:
+            raise HarnessError(
+                f"stage {stage.name!r}: unknown query id {query_id!r} (not in the judgments)",
+                path=path,
+            )
+    per_query: list[PerQueryHits | None] = []
+    for query_id in ctx.query_ids:
+        docs = run.get(query_id)
+        if docs is None:
+            per_query.append(None)
+            continue
+        ranking = trec_ranking(docs)[: ctx.settings.depth]
+        codes = []
+        for doc, _ in ranking:
+            code = ctx.doc_codes.get(doc)
+            if code is None:
+                raise HarnessError(
+                    f"stage {stage.name!r}: query {query_id!r}: unknown document {doc!r}",
+                    path=path,
+                )
+            codes.append(code)
+        code_array = np.asarray(codes, dtype=np.int64)
+        ends = ctx.doc_lengths[code_array] if codes else np.zeros(0, dtype=np.int64)
+        if np.any(ends == 0):
+            raise HarnessError(
+                f"stage {stage.name!r}: query {query_id!r}: an empty document cannot be a hit",
+                path=path,
+            )
+        per_query.append(
+            (
+                code_array,
+                np.zeros(len(codes), dtype=np.int64),
+                ends,
+                np.asarray([score for _, score in ranking], dtype=np.float64),
+                np.full(len(codes), -1, dtype=np.int64),
+            )
+        )
+    outcome.run = RankedRun.from_lists(ctx.query_ids, per_query)

@@ -1,0 +1,116 @@
+"""A stage's part of the report: per-query results with their traces, and the stage entry."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from groundkit.harness._config import BASELINE_STAGE
+from groundkit.harness._context import RunContext, StageOutcome
+from groundkit.harness._duplicates import DuplicateFinder
+from groundkit.harness._evidence import QuoteGold, trace_run
+from groundkit.harness._ranking import RankedRun
+from groundkit.judgments import MetricAggregate, QueryResult, StageReport
+
+__all__ = ["stage_report", "stage_results", "unlocated_note"]
+
+
+def stage_results(
+    ctx: RunContext,
+    outcome: StageOutcome,
+    run: RankedRun,
+    values: npt.NDArray[np.float64],
+    metrics: Sequence[str],
+    traces_gold: Sequence[Sequence[QuoteGold]],
+    duplicates: DuplicateFinder,
+) -> list[QueryResult]:
+    settings = ctx.settings
+    traces = trace_run(
+        run,
+        traces_gold,
+        chunks=outcome.chunks,
+        min_overlap_fraction=settings.min_overlap_fraction,
+        document_level=settings.level == "document",
+        tokens_before=outcome.tokens_before,
+        shares_term=outcome.shares_term,
+    )
+    results: list[QueryResult] = []
+    rows_values = values.tolist()
+    docs_all = run.docs.tolist()
+    starts_all = run.starts.tolist()
+    ends_all = run.ends.tolist()
+    scores_all = run.scores.tolist()
+    # All the lists at once: one vectorised pass, then a closer look at the few that need it.
+    duplicate_lists = duplicates.duplicates_in_lists(run.docs, run.starts, run.ends, run.offsets)
+    for query, query_id in enumerate(run.query_ids):
+        rows = run.rows(query)
+        dup = duplicate_lists[query]
+        # Plain dicts validated by pydantic's core in one call per query: the same checks as
+        # building each ReportHit in Python, at a fraction of the cost on large runs.
+        hits = [
+            {
+                "doc": ctx.doc_ids[docs_all[row]],
+                "start": starts_all[row],
+                "end": ends_all[row],
+                "score": scores_all[row],
+                "duplicate_of": dup[row - rows.start],
+            }
+            for row in range(rows.start, rows.stop)
+        ]
+        results.append(
+            QueryResult.model_validate(
+                {
+                    "query_id": query_id,
+                    "scores": dict(zip(metrics, rows_values[query], strict=True)),
+                    "hits": hits,
+                    "evidence": traces[query],
+                    "missing": not hits,
+                }
+            )
+        )
+    return results
+
+
+def stage_report(
+    outcome: StageOutcome,
+    results: list[QueryResult],
+    aggregates: dict[str, MetricAggregate],
+) -> StageReport:
+    """The report entry of a stage (comparisons are added later, across stages)."""
+    stage = outcome.config
+    info: dict[str, Any] = stage.retriever.model_dump(mode="json")
+    info.pop("kind", None)
+    return StageReport(
+        name=stage.name,
+        kind=stage.retriever.kind,
+        baseline=stage.name == BASELINE_STAGE,
+        retriever=info,
+        chunker=None if stage.chunker is None else stage.chunker.model_dump(mode="json"),
+        encoder_max_tokens=outcome.encoder_max_tokens,
+        chunk_count=outcome.chunk_count,
+        indexed_documents=outcome.indexed_documents,
+        queries=results,
+        aggregates=aggregates,
+        timings={k: round(v, 6) for k, v in outcome.timings.items()},
+        error=outcome.error,
+        unlocated=outcome.unlocated,
+    )
+
+
+def unlocated_note(stage: StageReport) -> str | None:
+    """The note saying a stage's text hits could not all be located (``None``: they were)."""
+    if not stage.unlocated:
+        return None
+    first = stage.unlocated[0]
+    where = f"document {first.doc!r}" if first.doc is not None else "the corpus"
+    count = len(stage.unlocated)
+    return (
+        f"Stage {stage.name!r}: {count} hit{'s' if count > 1 else ''} given as text could not "
+        f"be located and {'are' if count > 1 else 'is'} left out of its ranking (first: query "
+        f"{first.query_id!r} hit {first.rank}, not found in {where}: {first.text[:60]!r}); "
+        "its scores are not comparable until its text matches the corpus (see the stage's "
+        "'unlocated' list)."
+    )
