@@ -254,13 +254,23 @@ def render_report_outcome(console: Console, outcome: ReportOutcome) -> None:
     )
     if outcome.in_family:
         scope = (
-            f"the report's family: {result.adjustment} over {result.family_size} comparisons"
+            f"decided within the report's family: {result.adjustment} over "
+            f"{result.family_size} comparisons"
             if result.family_size > 1
-            else "the report's family of one comparison"
+            else "decided within the report's family of one comparison"
         )
     else:
-        scope = "outside the report's family: a comparison of its own, not adjusted"
-    console.print(Text(f"  decided within {scope}", style="dim"))
+        scope = "outside the report's family: decided as a comparison of its own, not adjusted"
+    console.print(Text(f"  {scope}", style="dim"))
+    if result.equivalence_margin is not None:
+        shown = "shown" if result.equivalent else "not shown"
+        console.print(
+            Text(
+                f"  equivalence within ±{result.equivalence_margin:g}: {shown} "
+                f"(two one-sided tests, p={result.equivalence_p_adjusted:.3g})",
+                style="dim",
+            )
+        )
     if result.verdict == "too few queries":
         console.print(
             Text(

@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_DEPTH",
     "DEFAULT_METRICS",
     "DEFAULT_MIN_OVERLAP",
+    "DEFAULT_MULTIPLICITY",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
     "DEPTH_RANGE",
@@ -57,6 +58,7 @@ def int_field_range(model: type[BaseModel], name: str) -> tuple[int | None, int 
 
 DEFAULT_RESAMPLES: int = field_default(BootstrapSettings, "resamples")
 DEFAULT_SEED: int = field_default(BootstrapSettings, "seed")
+DEFAULT_MULTIPLICITY: str = field_default(BootstrapSettings, "multiplicity")
 DEFAULT_DEPTH: int = field_default(EvalSettings, "depth")
 DEPTH_RANGE = int_field_range(EvalSettings, "depth")
 DEFAULT_MIN_OVERLAP: float = field_default(EvalSettings, "min_overlap_fraction")

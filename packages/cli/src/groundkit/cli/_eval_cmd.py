@@ -25,6 +25,7 @@ from groundkit.cli._defaults import (
     DEFAULT_DEPTH,
     DEFAULT_METRICS,
     DEFAULT_MIN_OVERLAP,
+    DEFAULT_MULTIPLICITY,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     DEPTH_RANGE,
@@ -420,13 +421,36 @@ _IN_PATH = click.Path(path_type=Path)
     "--seed",
     type=click.IntRange(min=0),
     default=None,
-    help=f"Bootstrap seed [default: {DEFAULT_SEED}].",
+    help=f"Seed of every random step [default: {DEFAULT_SEED}].",
 )
 @click.option(
     "--resamples",
     type=click.IntRange(min=1, max=MAX_RESAMPLES),
     default=None,
-    help=f"Bootstrap resamples [default: {DEFAULT_RESAMPLES}].",
+    help="Random sign patterns where a test cannot be enumerated exactly "
+    f"[default: {DEFAULT_RESAMPLES}].",
+)
+@click.option(
+    "--multiplicity",
+    type=click.Choice(["holm", "bh"]),
+    default=None,
+    help="Family-wise control over every stage × headline metric: holm (the chance of any "
+    "false claim stays at alpha) or bh (Benjamini–Hochberg: the false discovery rate) "
+    f"[default: {DEFAULT_MULTIPLICITY}].",
+)
+@click.option(
+    "--primary-metric",
+    default=None,
+    metavar="METRIC",
+    help="Only this headline metric decides; the others are shown as guardrails.",
+)
+@click.option(
+    "--equivalence-margin",
+    "run_margin",
+    type=click.FloatRange(min=0.0, min_open=True, max=1.0),
+    default=None,
+    metavar="M",
+    help="Also test equivalence within ±M (TOST) for every comparison.",
 )
 @click.option(
     "--embedding-cache", type=_IN_PATH, default=None, help="Embedding cache folder of dense stages."
@@ -478,6 +502,9 @@ def run_command(
     min_overlap: float | None,
     seed: int | None,
     resamples: int | None,
+    multiplicity: str | None,
+    primary_metric: str | None,
+    run_margin: float | None,
     embedding_cache: Path | None,
     report_path: Path,
     items_path: Path | None,
@@ -492,9 +519,9 @@ def run_command(
     grk eval run --config groundkit.toml --seed 1 --report runs/today.json
 
     The BM25 baseline 'bm25' is always the first stage. Each other stage is compared with it
-    per headline metric (paired bootstrap over queries, Holm-adjusted across stages). The
-    report (JSON, schema-checked) and the per-query items are written even when a stage
-    fails; the command then exits 1 with the stage's error.
+    on every headline metric, all comparisons as one family (exact paired tests, Holm over the
+    whole report by default). The report (JSON, schema-checked) and the per-query items are
+    written even when a stage fails; the command then exits 1 with the stage's error.
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
     if no_items and items_path is not None:
         raise InputError("--items and --no-items contradict each other")
@@ -515,6 +542,9 @@ def run_command(
         min_overlap=min_overlap,
         seed=seed,
         resamples=resamples,
+        multiplicity=multiplicity,
+        primary_metric=primary_metric,
+        equivalence_margin=run_margin,
         embedding_cache=embedding_cache,
     )
     config = build_run_config(flags)

@@ -54,6 +54,9 @@ class RunFlags:
     min_overlap: float | None = None
     seed: int | None = None
     resamples: int | None = None
+    multiplicity: str | None = None
+    primary_metric: str | None = None
+    equivalence_margin: float | None = None
     embedding_cache: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -109,6 +112,9 @@ def _merge(
     for key, flag, value in (
         ("seed", "--seed", flags.seed),
         ("resamples", "--resamples", flags.resamples),
+        ("multiplicity", "--multiplicity", flags.multiplicity),
+        ("primary_metric", "--primary-metric", flags.primary_metric),
+        ("equivalence_margin", "--equivalence-margin", flags.equivalence_margin),
     ):
         if value is not None and isinstance(bootstrap, dict):
             bootstrap = {**bootstrap, key: value}

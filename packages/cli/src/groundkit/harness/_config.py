@@ -295,6 +295,12 @@ class EvalSettings(BaseModel):
             seen.add(stage.name)
         for metric in self.headline_metrics:
             self._check_metric(metric)
+        primary = self.bootstrap.primary_metric
+        if primary is not None and primary not in self.headline_metrics:
+            raise ValueError(
+                f"bootstrap.primary_metric {primary!r} must be one of the headline metrics "
+                f"({', '.join(self.headline_metrics)})"
+            )
         object.__setattr__(self, "stages", ordered)
         return self
 

@@ -174,9 +174,11 @@ def _numeric_interval(
     t_holds: bool,
     skewed: str,
 ) -> tuple[float, float, IntervalMethod, str | None]:
-    """T where it keeps its coverage, else betting for bounded scores, else t with a caution."""
+    """Student's t where it keeps coverage; else betting (bounded scores); else t, cautioned."""
     if t_holds:
         low, high = t_interval(values, level)
+        if bounds is not None:  # the mean lies within the bounds: cutting there loses nothing
+            low, high = max(low, bounds[0]), min(high, bounds[1])
         return low, high, "t", None
     if bounds is not None:
         low, high = betting_interval(
