@@ -10,11 +10,11 @@ from pydantic import BaseModel, ConfigDict
 
 from groundkit.stats._engine import canonical_arrangement, exact_mean
 from groundkit.stats._errors import StatsError
+from groundkit.stats._resampling import random_sign_counts
 from groundkit.stats._validation import check_resamples, check_seed, paired_arrays, real_array
 
 __all__ = ["SignFlipResult", "paired_deltas", "sign_flip_test"]
 
-_CHUNK_ELEMENTS = 1 << 20
 # 2**62 patterns cannot be enumerated anyway; the cap keeps the shift below in int64 range.
 _MAX_ENUMERATED_BITS = 62
 
@@ -126,14 +126,9 @@ def sign_flip_test(
             resamples=patterns,
             seed=seed_value,
         )
-    rng = np.random.default_rng(seed_value)
-    extreme = 0
-    rows = max(1, _CHUNK_ELEMENTS // size)
-    for start in range(0, count, rows):
-        stop = min(count, start + rows)
-        flipped = rng.integers(0, 2, size=(stop - start, size), dtype=np.int8)
-        sums = total - 2.0 * (flipped.astype(np.float64) @ nonzero)
-        extreme += int(np.count_nonzero(np.abs(sums) >= observed - tolerance))
+    extreme = random_sign_counts(
+        nonzero, observed, resamples=count, seed=seed_value, tolerance=tolerance
+    )
     return SignFlipResult(
         query_count=int(deltas.size),
         nonzero_count=size,
