@@ -294,24 +294,29 @@ class _Block:
         start: First value of the block in the arrangement.
         size: Number of values.
         width: Picks per index: 2 when the table holds pair sums, else 1.
-        table: Pair sums (`table[i * size + j] = v[i] + v[j]`) or the values themselves.
-        lane: For a power-of-two table, the lane type whose low bits index it; None for any
-            other size, whose indices come from `Generator.integers` (exact, slower).
+        cells: Indices below this are uniform cells: pairs `i * size + j` (sum v[i] + v[j])
+            or single values. A pair table then holds the single values too, at
+            `cells + k`, for the one single pick of an odd number of picks.
+        table: The cell values (and, for pairs, the single values after them).
+        lane: For a power-of-two number of cells, the lane type whose low bits index them;
+            None otherwise: indices then come from `Generator.integers` (exact, slower).
     """
 
     start: int
     size: int
     width: int
+    cells: int
     table: Floats
     lane: Lane | None
 
 
 def _block(values: Floats, start: int, *, pairs: bool) -> _Block:
-    table = np.add.outer(values, values).ravel() if pairs else values
+    table = np.concatenate((np.add.outer(values, values).ravel(), values)) if pairs else values
+    cells = values.size * values.size if pairs else values.size
     lane: Lane | None = None
-    if table.size & (table.size - 1) == 0:
-        lane = np.uint8 if table.size <= 1 << 8 else np.uint16
-    return _Block(start, values.size, 2 if pairs else 1, table, lane)
+    if cells & (cells - 1) == 0:
+        lane = np.uint8 if cells <= 1 << 8 else np.uint16
+    return _Block(start, values.size, 2 if pairs else 1, cells, table, lane)
 
 
 def _single_block(size: int) -> int:
@@ -350,15 +355,15 @@ class _BlockKernel(_Kernel):
         # Block by block across the batch: each table is loaded into cache once per batch.
         for index, block in enumerate(self._blocks):
             for bits, rng, picks, totals in states:
-                totals += self._block_sums(block, picks[:, index] // block.width, bits, rng)
-        for (out, _), (bits, rng, picks, totals) in zip(jobs, states, strict=True):
-            totals += self._odd_picks(picks, bits, rng)
+                totals += self._block_sums(block, picks[:, index], bits, rng)
+        for (out, _), (_, _, _, totals) in zip(jobs, states, strict=True):
             np.divide(totals, self._size, out=out)
 
     def _block_sums(
-        self, block: _Block, lanes_per_row: Ints, bits: np.random.SFC64, rng: np.random.Generator
+        self, block: _Block, picks: Ints, bits: np.random.SFC64, rng: np.random.Generator
     ) -> Floats:
-        """Per-row sums of `lanes_per_row` uniform lanes from `block`'s table."""
+        """Per-row sums of `picks` uniform picks from `block` (pairs: one lane per two)."""
+        lanes_per_row = -(-picks // block.width)
         rows = lanes_per_row.size
         sums = np.zeros(rows, dtype=np.float64)
         ends = np.cumsum(lanes_per_row)
@@ -368,9 +373,8 @@ class _BlockKernel(_Kernel):
             last = int(np.searchsorted(ends, done + _GROUP_LANES, side="right"))
             last = min(rows, max(first + 1, last))
             if ends[last - 1] > done:
-                group = lanes_per_row[first:last]
                 sums[first:last] = self._group_sums(
-                    block, group, ends[first:last] - done, bits, rng
+                    block, picks[first:last], ends[first:last] - done, bits, rng
                 )
             first = last
         return sums
@@ -378,7 +382,7 @@ class _BlockKernel(_Kernel):
     def _group_sums(
         self,
         block: _Block,
-        lanes_per_row: Ints,
+        picks: Ints,
         ends: Ints,
         bits: np.random.SFC64,
         rng: np.random.Generator,
@@ -387,35 +391,23 @@ class _BlockKernel(_Kernel):
         count = int(ends[-1])
         where, picked = _scratch(count)
         if block.lane is None:
-            high = block.table.size
-            kind = np.uint16 if high <= _CHEAP_UINT16_BOUND else np.uint32
-            np.copyto(where, rng.integers(0, high, size=count, dtype=kind))
-        elif block.table.size == np.iinfo(block.lane).max + 1:
+            kind = np.uint16 if block.cells <= _CHEAP_UINT16_BOUND else np.uint32
+            np.copyto(where, rng.integers(0, block.cells, size=count, dtype=kind))
+        elif block.cells == np.iinfo(block.lane).max + 1:
             np.copyto(where, _raw_lanes(bits, count, block.lane))
         else:
-            np.bitwise_and(_raw_lanes(bits, count, block.lane), block.table.size - 1, out=where)
+            np.bitwise_and(_raw_lanes(bits, count, block.lane), block.cells - 1, out=where)
+        if block.width == 2:
+            # A row with an odd number of picks turns its last pair (i, j) into the single
+            # pick j, whose value the table holds at cells + j: j is uniform on its own.
+            last = ends[picks & 1 == 1] - 1
+            where[last] = block.cells + where[last] % block.size
         np.take(block.table, where, out=picked, mode="clip")
-        sums = np.zeros(lanes_per_row.size, dtype=np.float64)
-        filled = lanes_per_row > 0
-        sums[filled] = np.add.reduceat(picked, (ends - lanes_per_row)[filled])
+        sums = np.zeros(picks.size, dtype=np.float64)
+        filled = picks > 0
+        starts = ends - -(-picks // block.width)
+        sums[filled] = np.add.reduceat(picked, starts[filled])
         return sums
-
-    def _odd_picks(
-        self, picks: Ints, bits: np.random.SFC64, rng: np.random.Generator
-    ) -> Floats | float:
-        """The one single pick of every pair block with an odd number of picks, per row."""
-        total: Floats | float = 0.0
-        for index, block in enumerate(self._blocks):
-            if block.width == 1:
-                continue
-            if block.size & (block.size - 1):
-                within = rng.integers(0, block.size, size=picks.shape[0])
-            else:  # a power of two up to 256: the low bits of a byte are a uniform pick
-                lanes = _raw_lanes(bits, picks.shape[0], np.uint8)
-                within = np.bitwise_and(lanes, block.size - 1, dtype=np.int64)
-            values = self._arranged[block.start + within]
-            total = total + np.where(picks[:, index] & 1 == 1, values, 0.0)
-        return total
 
 
 class _SignKernel(_Kernel):
