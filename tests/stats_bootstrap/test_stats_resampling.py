@@ -333,3 +333,14 @@ def test_random_sign_counts_are_deterministic_and_thread_independent() -> None:
     # Threshold at or below zero: every pattern counts; far above every |sum|: none.
     assert count(values, 0.0, resamples=999, seed=4, tolerance=0.0) == 999
     assert count(values, 1e9, resamples=999, seed=4, tolerance=0.0) == 0
+
+
+def test_default_workers_leave_busy_cores_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(resampling.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    monkeypatch.setattr(resampling.os, "getloadavg", lambda: (0.1, 0.0, 0.0))
+    assert resampling._default_workers() == 2
+    monkeypatch.setattr(resampling.os, "getloadavg", lambda: (2.9, 0.0, 0.0))
+    assert resampling._default_workers() == 1
+    monkeypatch.setattr(resampling.os, "sched_getaffinity", lambda _pid: set(range(16)))
+    monkeypatch.setattr(resampling.os, "getloadavg", lambda: (1.0, 0.0, 0.0))
+    assert resampling._default_workers() == 4  # at most four threads

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal, cast
 
@@ -120,8 +121,8 @@ def resampled_means(
         resamples: Number of resamples B (positive).
         seed: An int or a `SeedSequence` (spawned from, as numpy's own spawning does).
         method: "auto", "resample" or "multinomial".
-        workers: Threads to use (default: the available cores, at most 4); the result does
-            not depend on it.
+        workers: Threads to use (default: the idle cores, at most 4); the result does not
+            depend on it.
 
     Returns:
         The B means (float64) and the path used.
@@ -204,18 +205,29 @@ def _seed_sequence(seed: Seed) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed)
 
 
-def _available_cores() -> int:
+def _default_workers() -> int:
+    """Threads for the idle cores: the available cores, less those other work keeps busy.
+
+    Measured here: with both cores busy with other programs, two threads were 40% slower
+    than one (n = 1,000), so the one-minute load average is taken into account, much like
+    OpenMP's dynamic thread adjustment. Results never depend on it.
+    """
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - macOS and Windows
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - no load average on this platform
+        busy = 0.0
+    return max(1, min(_MAX_WORKERS, cores, round(cores - busy) + 1))
 
 
 def _run_chunks(
     kernel: _Kernel, out: Floats, root: np.random.SeedSequence, workers: int | None
 ) -> None:
     """Fill `out` chunk by chunk; chunk i always gets child i of `root`, whoever runs it."""
-    wanted = min(_MAX_WORKERS, _available_cores()) if workers is None else workers
+    wanted = _default_workers() if workers is None else workers
     if isinstance(wanted, bool) or not isinstance(wanted, int) or wanted < 1:
         raise StatsError(f"workers must be a positive integer (got {workers!r})")
     rows = kernel.rows_per_chunk
@@ -225,15 +237,20 @@ def _run_chunks(
         (out[start : start + rows], child) for start, child in zip(starts, children, strict=True)
     ]
     count = min(wanted, len(jobs))
-    spread = -(-len(jobs) // (count * _BATCHES_PER_WORKER)) if count > 1 else len(jobs)
+    spread = len(jobs) // (count * _BATCHES_PER_WORKER) if count > 1 else len(jobs)
     per_batch = max(1, min(spread, kernel.batch_rows // rows))
     batches = [jobs[i : i + per_batch] for i in range(0, len(jobs), per_batch)]
+
+    def run(batch: Sequence[Job]) -> None:
+        with _borrowed_scratch():
+            kernel.fill(batch)
+
     if count == 1:
         for batch in batches:
-            kernel.fill(batch)
+            run(batch)
         return
     with ThreadPoolExecutor(max_workers=count) as pool:
-        list(pool.map(kernel.fill, batches))  # list() re-raises the first error
+        list(pool.map(run, batches))  # list() re-raises the first error
 
 
 def _generators(seed: np.random.SeedSequence) -> tuple[np.random.SFC64, np.random.Generator]:
@@ -251,6 +268,24 @@ def _raw_lanes(bits: np.random.SFC64, count: int, lane: Lane) -> NDArray[np.unsi
 
 
 _SCRATCH = threading.local()
+# Buffers of finished workers, lent to the next ones: pool threads are new on every call.
+_IDLE_SCRATCH: list[tuple[Ints, Floats]] = []
+_IDLE_LOCK = threading.Lock()
+
+
+@contextmanager
+def _borrowed_scratch() -> Iterator[None]:
+    """Give this thread idle buffers for the duration, and keep them for the next worker."""
+    with _IDLE_LOCK:
+        _SCRATCH.buffers = _IDLE_SCRATCH.pop() if _IDLE_SCRATCH else None
+    try:
+        yield
+    finally:
+        buffers = _SCRATCH.buffers
+        _SCRATCH.buffers = None
+        if buffers is not None and buffers[0].size <= _GROUP_LANES + 1:
+            with _IDLE_LOCK:
+                _IDLE_SCRATCH.append(buffers)
 
 
 def _scratch(count: int) -> tuple[Ints, Floats]:
@@ -261,7 +296,7 @@ def _scratch(count: int) -> tuple[Ints, Floats]:
     """
     buffers: tuple[Ints, Floats] | None = getattr(_SCRATCH, "buffers", None)
     if buffers is None or buffers[0].size < count:
-        size = max(count, _GROUP_LANES)
+        size = max(count, _GROUP_LANES + 1)
         buffers = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.float64)
         _SCRATCH.buffers = buffers
     return buffers[0][:count], buffers[1][:count]
@@ -362,52 +397,52 @@ class _BlockKernel(_Kernel):
     def _block_sums(
         self, block: _Block, picks: Ints, bits: np.random.SFC64, rng: np.random.Generator
     ) -> Floats:
-        """Per-row sums of `picks` uniform picks from `block` (pairs: one lane per two)."""
-        lanes_per_row = -(-picks // block.width)
-        rows = lanes_per_row.size
-        sums = np.zeros(rows, dtype=np.float64)
-        ends = np.cumsum(lanes_per_row)
+        """Per-row sums of `picks` uniform picks from `block` (pairs: one lane per two).
+
+        Lanes of consecutive rows are gathered in groups of about _GROUP_LANES, and each
+        row's lanes summed with one `reduceat` per group.
+        """
+        lanes = (picks + 1) >> 1 if block.width == 2 else picks
+        ends = np.cumsum(lanes)
+        starts = ends - lanes
+        # A row with an odd number of picks turns its last pair (i, j) into the single pick
+        # j, whose value the table holds at cells + j: j is uniform on its own.
+        singles = ends[picks & 1 == 1] - 1 if block.width == 2 else ends[:0]
+        rows = picks.size
+        sums = np.empty(rows, dtype=np.float64)
         first = 0
         while first < rows:
-            done = int(ends[first - 1]) if first else 0
-            last = int(np.searchsorted(ends, done + _GROUP_LANES, side="right"))
+            base = int(starts[first])
+            last = int(np.searchsorted(ends, base + _GROUP_LANES, side="right"))
             last = min(rows, max(first + 1, last))
-            if ends[last - 1] > done:
-                sums[first:last] = self._group_sums(
-                    block, picks[first:last], ends[first:last] - done, bits, rng
-                )
+            count = int(ends[last - 1]) - base
+            where, picked = _scratch(count + 1)
+            picked[count] = 0.0  # what an empty trailing row sums (reset below)
+            self._indices(block, where[:count], bits, rng)
+            if singles.size:
+                odd = singles[
+                    np.searchsorted(singles, base) : np.searchsorted(singles, base + count)
+                ]
+                odd -= base
+                where[odd] = block.cells + where[odd] % block.size
+            np.take(block.table, where[:count], out=picked[:count], mode="clip")
+            sums[first:last] = np.add.reduceat(picked, starts[first:last] - base)
             first = last
+        sums[lanes == 0] = 0.0  # reduceat gives an empty segment its next element
         return sums
 
-    def _group_sums(
-        self,
-        block: _Block,
-        picks: Ints,
-        ends: Ints,
-        bits: np.random.SFC64,
-        rng: np.random.Generator,
-    ) -> Floats:
-        """Sums per row of one gather group (`ends`: cumulative lanes of its rows)."""
-        count = int(ends[-1])
-        where, picked = _scratch(count)
+    @staticmethod
+    def _indices(
+        block: _Block, where: Ints, bits: np.random.SFC64, rng: np.random.Generator
+    ) -> None:
+        """Uniform cell indices of `block` into `where`."""
         if block.lane is None:
             kind = np.uint16 if block.cells <= _CHEAP_UINT16_BOUND else np.uint32
-            np.copyto(where, rng.integers(0, block.cells, size=count, dtype=kind))
-        elif block.cells == np.iinfo(block.lane).max + 1:
-            np.copyto(where, _raw_lanes(bits, count, block.lane))
+            np.copyto(where, rng.integers(0, block.cells, size=where.size, dtype=kind))
+        elif block.cells in (1 << 8, 1 << 16):  # the lane is the index
+            np.copyto(where, _raw_lanes(bits, where.size, block.lane))
         else:
-            np.bitwise_and(_raw_lanes(bits, count, block.lane), block.cells - 1, out=where)
-        if block.width == 2:
-            # A row with an odd number of picks turns its last pair (i, j) into the single
-            # pick j, whose value the table holds at cells + j: j is uniform on its own.
-            last = ends[picks & 1 == 1] - 1
-            where[last] = block.cells + where[last] % block.size
-        np.take(block.table, where, out=picked, mode="clip")
-        sums = np.zeros(picks.size, dtype=np.float64)
-        filled = picks > 0
-        starts = ends - -(-picks // block.width)
-        sums[filled] = np.add.reduceat(picked, starts[filled])
-        return sums
+            np.bitwise_and(_raw_lanes(bits, where.size, block.lane), block.cells - 1, out=where)
 
 
 class _SignKernel(_Kernel):
