@@ -344,3 +344,13 @@ def test_default_workers_leave_busy_cores_alone(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(resampling.os, "sched_getaffinity", lambda _pid: set(range(16)))
     monkeypatch.setattr(resampling.os, "getloadavg", lambda: (1.0, 0.0, 0.0))
     assert resampling._default_workers() == 4  # at most four threads
+
+
+def test_sign_tables_hold_every_signed_sum_of_their_byte() -> None:
+    values = np.random.default_rng(9).normal(size=13)  # one full group, one partial
+    kernel = resampling._SignKernel(values, 0.0)
+    padded = np.append(values, np.zeros(3)).reshape(2, 8)
+    bit = (np.arange(256)[:, None] >> np.arange(8)) & 1
+    expected = padded @ (1 - 2 * bit).T
+    assert kernel._tables is not None
+    np.testing.assert_allclose(kernel._tables, expected, rtol=0, atol=1e-12)

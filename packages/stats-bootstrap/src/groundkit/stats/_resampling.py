@@ -454,8 +454,6 @@ class _SignKernel(_Kernel):
         padded = np.zeros(groups * _SIGN_GROUP, dtype=np.float64)
         padded[: nonzero.size] = nonzero
         self._grouped = padded.reshape(groups, _SIGN_GROUP)
-        bit = (np.arange(256)[:, None] >> np.arange(_SIGN_GROUP)) & 1
-        self._signs = (1 - 2 * bit).astype(np.float64).T.copy()
         self._groups = groups
         self._threshold = threshold
         small = groups * 256 * 8 <= _SIGN_TABLE_BYTES
@@ -464,9 +462,19 @@ class _SignKernel(_Kernel):
         self.batch_rows = 1 << 20
 
     def _build(self, first: int, last: int) -> Floats:
-        # tables[g, byte] = sum over k of (−1)^bit_k(byte) · value[8g + k]; zero padding
-        # contributes nothing whatever its sign.
-        return self._grouped[first:last] @ self._signs
+        """tables[g, byte] = sum over k of (−1)^bit_k(byte) · value[8g + k].
+
+        Built by doubling on bit k (the first half adds value k, the second subtracts it)
+        rather than a BLAS product, whose threads keep spinning after the call and took a
+        core from the resampling threads. Zero padding contributes nothing either way.
+        """
+        values = self._grouped[first:last]
+        tables = values[:, :1].copy()
+        tables = np.concatenate((tables, -tables), axis=1)
+        for k in range(1, _SIGN_GROUP):
+            column = values[:, k : k + 1]
+            tables = np.concatenate((tables + column, tables - column), axis=1)
+        return tables
 
     def fill(self, jobs: Sequence[Job]) -> None:
         states = [(_generators(seed)[0], np.zeros(out.size)) for out, seed in jobs]
