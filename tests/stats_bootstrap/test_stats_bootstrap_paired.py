@@ -11,6 +11,7 @@ from scipy.stats import ks_2samp
 
 from groundkit.stats import BootstrapResult, bootstrap_interval, paired_bootstrap
 from groundkit.stats import _engine as engine
+from groundkit.stats import _resampling as resampling
 
 
 def scores(seed: int, n: int, *, binary: bool = False) -> tuple[dict[str, float], dict[str, float]]:
@@ -175,7 +176,10 @@ def test_stats_both_paths_give_close_intervals_for_continuous_scores() -> None:
 def test_stats_chunking_fills_every_resample(
     monkeypatch: pytest.MonkeyPatch, method: engine.ResampleMethod
 ) -> None:
-    monkeypatch.setattr(engine, "_CHUNK_ELEMENTS", 7)
+    # Tiny chunks and gather groups (the chunking lives in the resampling kernels).
+    monkeypatch.setattr(resampling, "_CHUNK_DRAWS", 7)
+    monkeypatch.setattr(resampling, "_GROUP_LANES", 3)
+    monkeypatch.setattr(resampling, "_MIN_CHUNK_ROWS", 1)
     deltas = engine.canonical_arrangement(np.array([0.5, -0.25, 0.0, 1.0, 0.5]))
     means, used = engine.bootstrap_means(
         deltas, resamples=1003, rng=np.random.default_rng(0), method=method

@@ -156,7 +156,7 @@ def paired_bootstrap(
     deltas take few distinct values (hit@k, recall with one gold item) the resampled counts of
     each distinct value are drawn from a multinomial distribution instead, which gives the same
     distribution of means at a tiny fraction of the cost. `method="auto"` picks the multinomial
-    path when there are at least 16 queries per distinct delta.
+    path when there are at least 48 queries per distinct delta.
 
     Args:
         baseline_scores: Per-query scores of the baseline, keyed by query id.

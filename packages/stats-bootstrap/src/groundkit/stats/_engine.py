@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
-from groundkit.stats._errors import StatsError
+from groundkit.stats._resampling import ResampleMethod, UsedMethod, resampled_means
 
 __all__ = [
     "ResampleMethod",
@@ -19,17 +18,6 @@ __all__ = [
     "percentile_interval",
     "two_sided_tail_p",
 ]
-
-ResampleMethod = Literal["auto", "resample", "multinomial"]
-UsedMethod = Literal["resample", "multinomial"]
-
-# Elements materialised per chunk (index matrix plus gathered values, 8 bytes each): about
-# 16 MiB, so one million queries never need more than a few tens of MiB whatever `resamples` is.
-_CHUNK_ELEMENTS = 1 << 20
-# The multinomial path draws one binomial per distinct value and resample while the general
-# path draws one index per query and resample; a binomial costs roughly ten to twenty index
-# draws, so counts win comfortably once there are at least 16 queries per distinct value.
-_QUERIES_PER_DISTINCT_VALUE = 16
 
 
 def exact_mean(values: NDArray[np.float64]) -> float:
@@ -54,13 +42,6 @@ def canonical_arrangement(values: NDArray[np.float64]) -> NDArray[np.float64]:
     return ascending
 
 
-def _distinct_runs(arranged: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """Distinct values of a monotone array in order of appearance, with their counts."""
-    starts = np.concatenate(([0], np.flatnonzero(np.diff(arranged) != 0) + 1))
-    counts = np.diff(np.concatenate((starts, [arranged.size]))).astype(np.int64)
-    return arranged[starts], counts
-
-
 def bootstrap_means(
     arranged: NDArray[np.float64],
     *,
@@ -72,33 +53,12 @@ def bootstrap_means(
 
     Both paths draw from the same distribution: resampling n values uniformly with replacement
     makes the counts of the distinct values multinomial(n, empirical shares), and the resample
-    mean is the count-weighted mean of the distinct values.
+    mean is the count-weighted mean of the distinct values. The work is done by
+    `_resampling.resampled_means`, seeded from `rng` (which advances).
     """
-    if method not in ("auto", "resample", "multinomial"):
-        raise StatsError(f"method must be 'auto', 'resample' or 'multinomial' (got {method!r})")
-    size = arranged.size
-    values, counts = _distinct_runs(arranged)
-    used: UsedMethod
-    if method == "auto":
-        few = values.size * _QUERIES_PER_DISTINCT_VALUE <= size
-        used = "multinomial" if few else "resample"
-    else:
-        used = method
-    means = np.empty(resamples, dtype=np.float64)
-    if used == "multinomial":
-        shares = counts / size
-        rows = max(1, _CHUNK_ELEMENTS // values.size)
-        for start in range(0, resamples, rows):
-            stop = min(resamples, start + rows)
-            drawn = rng.multinomial(size, shares, size=stop - start)
-            means[start:stop] = (drawn @ values) / size
-    else:
-        rows = max(1, _CHUNK_ELEMENTS // size)
-        for start in range(0, resamples, rows):
-            stop = min(resamples, start + rows)
-            picks = rng.integers(0, size, size=(stop - start, size))
-            means[start:stop] = arranged[picks].sum(axis=1) / size
-    return means, used
+    entropy = rng.integers(0, 2**63, size=4, dtype=np.int64)
+    seed = np.random.SeedSequence([int(word) for word in entropy])
+    return resampled_means(arranged, resamples=resamples, seed=seed, method=method)
 
 
 def percentile_interval(means: NDArray[np.float64], confidence_level: float) -> tuple[float, float]:
