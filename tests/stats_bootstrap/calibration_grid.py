@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.stats import binom
 
 from groundkit.stats import (
     FamilySettings,
@@ -313,3 +314,36 @@ def family_false_verdicts(
         )
         false.append(any(r.claims for r in results))
     return _share(false, trials)
+
+
+def exact_binomial_coverage(
+    n: int, p: float, interval: Callable[[int, int], object]
+) -> tuple[float, bool]:
+    """Exact coverage of p by ``interval(k, n)`` over k ~ Binomial(n, p), and whether every
+    result claims its coverage (no caution)."""
+    covered = 0.0
+    claimed = True
+    for k in range(n + 1):
+        result = interval(k, n)
+        low, high = result.low, result.high  # type: ignore[attr-defined]
+        covered += float(binom.pmf(k, n, p)) * (low <= p <= high)
+        claimed = claimed and result.caution is None  # type: ignore[attr-defined]
+    return covered, claimed
+
+
+def as_scores(k: int, n: int) -> Array:
+    """n right-or-wrong scores with k right."""
+    return np.concatenate((np.ones(k), np.zeros(n - k)))
+
+
+def exact_single_coverage(shape: str, n: int) -> dict[str, tuple[float, bool]]:
+    """Exact coverage of each one-system interval on right-or-wrong scores (binary shapes)."""
+    p = float(shape.split("-")[1])
+    return {
+        "mean_interval": exact_binomial_coverage(n, p, lambda k, m: mean_interval(as_scores(k, m))),
+        "bootstrap_interval": exact_binomial_coverage(
+            n, p, lambda k, m: bootstrap_interval(as_scores(k, m))
+        ),
+        "wilson_interval": exact_binomial_coverage(n, p, wilson_interval),
+        "exact_binomial_interval": exact_binomial_coverage(n, p, exact_binomial_interval),
+    }
