@@ -26,7 +26,7 @@ from groundkit.harness._config import (
 )
 from groundkit.harness._dense import DENSE_INSTALL_HINT, dense_available
 from groundkit.harness._errors import HarnessError, StageFailed
-from groundkit.harness._items import ItemsFile, ItemsStage, load_items, write_items
+from groundkit.harness._items import ItemsFile, ItemsStage, items_text, load_items, write_items
 from groundkit.harness._notes import DetectionLimits, detection_limits
 from groundkit.harness._pipeline import ProgressCallback, evaluate, package_versions, run_evaluation
 from groundkit.harness._scoring import trec_measure_for
@@ -56,6 +56,7 @@ __all__ = [
     "dense_available",
     "detection_limits",
     "evaluate",
+    "items_text",
     "load_items",
     "load_run_config",
     "package_versions",

@@ -27,6 +27,7 @@ __all__ = [
     "dump_judgments",
     "iter_jsonl_objects",
     "judgments_fingerprint",
+    "judgments_text",
     "load_judgments",
     "parse_jsonl_line",
 ]
@@ -198,11 +199,19 @@ def dump_judgments(judgments: Iterable[Judgment], path: str | Path) -> None:
     Raises:
         JudgmentError: Two judgments share a query id (nothing is written).
     """
-    lines = [
+    atomic_write_text(Path(os.fspath(path)), judgments_text(judgments))
+
+
+def judgments_text(judgments: Iterable[Judgment]) -> str:
+    """The JSON Lines text :func:`dump_judgments` writes (sorted by query id).
+
+    Raises:
+        JudgmentError: Two judgments share a query id.
+    """
+    return "".join(
         json.dumps(_record(judgment), ensure_ascii=False, allow_nan=False) + "\n"
         for judgment in _sorted_unique(judgments)
-    ]
-    atomic_write_text(Path(os.fspath(path)), "".join(lines))
+    )
 
 
 def judgments_fingerprint(judgments: Iterable[Judgment]) -> str:

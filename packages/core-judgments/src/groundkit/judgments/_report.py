@@ -530,11 +530,11 @@ def report_to_json(report: EvalReport) -> str:
     return report.model_dump_json(indent=1) + "\n"
 
 
-def dump_report(report: EvalReport, path: str | Path) -> None:
-    """Check and write a report atomically.
+def checked_report_json(report: EvalReport) -> str:
+    """The report's JSON text (:func:`report_to_json`), checked against the contract first.
 
     Raises:
-        ReportError: The report does not satisfy the contract (nothing is written).
+        ReportError: The report does not satisfy the contract.
     """
     text = report_to_json(report)
     # Re-read what is about to be written: a report built with model_construct or
@@ -546,12 +546,22 @@ def dump_report(report: EvalReport, path: str | Path) -> None:
         raise ReportError(
             "refusing to write an invalid report: " + "; ".join(problems[:3])
         ) from None
+    return text
+
+
+def dump_report(report: EvalReport, path: str | Path) -> None:
+    """Check and write a report atomically.
+
+    Raises:
+        ReportError: The report does not satisfy the contract (nothing is written).
+    """
+    text = checked_report_json(report)
     try:
         atomic_write_text(Path(path), text)
     except JudgmentError:
         raise
     except OSError as exc:
-        raise ReportError(f"cannot write report: {exc}", path=path) from None
+        raise ReportError(f"cannot write report: {exc.strerror or exc}", path=path) from None
 
 
 def shipped_report_schema() -> dict[str, Any]:
