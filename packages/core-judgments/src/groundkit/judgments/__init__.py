@@ -37,6 +37,7 @@ from groundkit.judgments._metrics_tables import (
     gold_items_from_resolved,
 )
 from groundkit.judgments._models import (
+    MAX_GRADE,
     UNANSWERABLE,
     GoldQuote,
     Judgment,
@@ -69,6 +70,8 @@ from groundkit.judgments._paths import (
     atomic_write_text,
     ensure_within,
     find_case_collisions,
+    open_regular,
+    read_regular_bytes,
     validate_path_component,
 )
 from groundkit.judgments._report import (
@@ -120,6 +123,7 @@ from groundkit.judgments._trec_eval import (
 
 __all__ = [
     "MAX_COMPONENT_BYTES",
+    "MAX_GRADE",
     "METRIC_KINDS",
     "SCHEMA_VERSION",
     "UNANSWERABLE",
@@ -194,12 +198,14 @@ __all__ = [
     "looks_like_jsonl",
     "mean_scores",
     "normalize_for_matching",
+    "open_regular",
     "overlaps",
     "parse_chunker_config",
     "parse_jsonl_line",
     "parse_metric",
     "parse_report",
     "read_qrels",
+    "read_regular_bytes",
     "read_trec_run",
     "recover_folder",
     "remove_stale_temporaries",

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from groundkit.judgments._errors import JudgmentError
 from groundkit.judgments._models import Judgment, format_validation_error
-from groundkit.judgments._paths import atomic_write_text
+from groundkit.judgments._paths import atomic_write_text, open_regular
 
 __all__ = [
     "dump_judgments",
@@ -111,10 +111,7 @@ def iter_jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]
         JudgmentError: The file cannot be read, is not UTF-8, or a line is not one JSON object
             (with unique keys and no ``NaN``/``Infinity``); the error names file and line.
     """
-    try:
-        handle = Path(path).open("rb")  # noqa: SIM115 - closed in the finally clause below
-    except OSError as error:
-        raise JudgmentError(f"cannot read file: {error.strerror or error}", path=path) from None
+    handle = open_regular(path)  # refuses a pipe or device rather than block on it
     try:
         for number, raw in enumerate(handle, start=1):
             value = parse_jsonl_line(raw, path=path, line=number)

@@ -11,11 +11,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
-from groundkit.judgments._errors import UnsafePathError
+from groundkit.judgments._errors import JudgmentError, UnsafePathError
 from groundkit.judgments._outputs import temporary_sibling
 
 __all__ = [
@@ -24,6 +26,8 @@ __all__ = [
     "atomic_write_text",
     "ensure_within",
     "find_case_collisions",
+    "open_regular",
+    "read_regular_bytes",
     "validate_path_component",
 ]
 
@@ -220,6 +224,53 @@ def atomic_write_text(path: Path, text: str) -> None:
         text: The complete new content.
     """
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def open_regular(path: str | Path) -> BinaryIO:
+    """Open a file for reading, refusing anything but a regular file without ever blocking.
+
+    A named pipe given where a file is expected would block ``open`` forever (until a writer
+    comes), and a device such as ``/dev/zero`` never ends: the file is opened non-blocking and
+    checked with ``fstat`` before a byte is read.
+
+    Raises:
+        JudgmentError: The path cannot be opened, or is a folder, a pipe, a socket or a device.
+    """
+    try:
+        descriptor = os.open(
+            path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+        )
+    except IsADirectoryError:
+        raise JudgmentError("is a folder, not a file", path=path) from None
+    except OSError as error:
+        raise JudgmentError(f"cannot read file: {error.strerror or error}", path=path) from None
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            raise JudgmentError("is a folder, not a file", path=path)
+        if not stat.S_ISREG(mode):
+            raise JudgmentError(
+                "is not a regular file (a pipe, socket or device); give a file", path=path
+            )
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+def read_regular_bytes(path: str | Path) -> bytes:
+    """The whole content of a regular file (see :func:`open_regular`).
+
+    Raises:
+        JudgmentError: Not a readable regular file.
+    """
+    with open_regular(path) as handle:
+        try:
+            return handle.read()
+        except OSError as error:
+            raise JudgmentError(f"cannot read file: {error.strerror or error}", path=path) from None
 
 
 def append_line(path: Path, line: str) -> bool:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from groundkit.judgments._errors import JudgmentError, ReportError
-from groundkit.judgments._paths import atomic_write_text
+from groundkit.judgments._paths import atomic_write_text, read_regular_bytes
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -512,16 +512,29 @@ def load_report(path: str | Path) -> EvalReport:
         ReportError: Unreadable file, invalid JSON, wrong version or schema mismatch.
     """
     file = Path(path)
+    if not (file.exists() or file.is_symlink()):
+        raise ReportError("report file not found", path=file)
     try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportError("report file not found", path=file) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"cannot read report: {exc}", path=file) from None
+        raw = read_regular_bytes(file)
+    except JudgmentError as exc:
+        raise ReportError(exc.message, path=file) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ReportError(
+            f"cannot read report: not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
+            path=file,
+            line=line,
+        ) from None
+    if not text.strip():
+        raise ReportError("the report file is empty", path=file)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ReportError(f"not JSON: {exc.msg}", path=file, line=exc.lineno) from None
+        raise ReportError(
+            f"not JSON: {exc.msg} (column {exc.colno})", path=file, line=exc.lineno
+        ) from None
     return parse_report(data, source=file)
 
 
