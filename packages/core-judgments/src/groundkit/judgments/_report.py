@@ -445,6 +445,31 @@ def _version_problem(data: Any) -> tuple[str | None, bool]:
     return None, version[1] > ours[1]
 
 
+def _summarise(exc: ValidationError, limit: int = 3) -> str:
+    errors = exc.errors()
+    shown = "; ".join(_format_error(e) for e in errors[:limit])
+    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
+    return f"not a valid groundkit report: {shown}{more}"
+
+
+def _validate(data: Any, later_minor: bool) -> EvalReport:
+    """Validate, dropping the fields a later minor version added (the one rule both readers use).
+
+    Raises:
+        ValidationError: What is still wrong once unknown fields are dropped.
+    """
+    if not later_minor:
+        return EvalReport.model_validate(data)
+    data = json.loads(json.dumps(data))  # private copy: unknown fields are pruned in place
+    while True:
+        try:
+            return EvalReport.model_validate(data)
+        except ValidationError as exc:
+            extras = [e for e in exc.errors() if e["type"] == "extra_forbidden"]
+            if not extras or not any(_drop_path(data, tuple(e["loc"])) for e in extras):
+                raise
+
+
 def parse_report(data: Any, *, source: str | Path | None = None) -> EvalReport:
     """Validate decoded JSON as an :class:`EvalReport`.
 
@@ -464,42 +489,28 @@ def parse_report(data: Any, *, source: str | Path | None = None) -> EvalReport:
     problem, later_minor = _version_problem(data)
     if problem is not None:
         raise ReportError(problem, path=source)
-    if later_minor:
-        data = json.loads(json.dumps(data))  # private copy: unknown fields are pruned in place
-        for _ in range(10_000):
-            try:
-                return EvalReport.model_validate(data)
-            except ValidationError as exc:
-                extras = [e for e in exc.errors() if e["type"] == "extra_forbidden"]
-                if not extras or not any(_drop_path(data, tuple(e["loc"])) for e in extras):
-                    raise ReportError(_summarise(exc), path=source) from None
     try:
-        return EvalReport.model_validate(data)
+        return _validate(data, later_minor)
     except ValidationError as exc:
         raise ReportError(_summarise(exc), path=source) from None
-
-
-def _summarise(exc: ValidationError, limit: int = 3) -> str:
-    errors = exc.errors()
-    shown = "; ".join(_format_error(e) for e in errors[:limit])
-    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
-    return f"not a valid groundkit report: {shown}{more}"
 
 
 def check_report(data: Any) -> list[str]:
     """List every mismatch between decoded JSON and the report contract.
 
+    Agrees with :func:`load_report`: a later minor version's unknown fields are not problems.
+
     Args:
         data: Decoded JSON of a report.
 
     Returns:
-        One line per problem; empty when the report is valid for this version.
+        One line per problem; empty when :func:`parse_report` would read the report.
     """
-    problem, _ = _version_problem(data)
+    problem, later_minor = _version_problem(data)
     if problem is not None:
         return [problem]
     try:
-        EvalReport.model_validate(data)
+        _validate(data, later_minor)
     except ValidationError as exc:
         return [_format_error(e) for e in exc.errors()]
     return []
