@@ -36,6 +36,7 @@ from groundkit.cli._eval_run import (
 from groundkit.cli._eval_trec import trec_eval_text
 from groundkit.cli._outputs import force_option, guard
 from groundkit.cli._track_record_cmd import record_compare_measurement  # track record
+from groundkit.cli._types import FiniteFloatRange
 from groundkit.diagnosis import FIXES  # track record
 from groundkit.harness import DENSE_INSTALL_HINT, MAX_RESAMPLES, default_headline_metrics
 
@@ -331,7 +332,7 @@ _IN_PATH = click.Path(path_type=Path)
 )
 @click.option(
     "--command-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloatRange(min=0, min_open=True),
     default=None,
     metavar="SECONDS",
     help="Timeout of --command stages [default: 600].",
@@ -364,7 +365,7 @@ _IN_PATH = click.Path(path_type=Path)
 )
 @click.option(
     "--min-overlap",
-    type=click.FloatRange(0.0, 1.0),
+    type=FiniteFloatRange(0.0, 1.0),
     default=None,
     help="Share of a quote's span a hit must cover [default: 0, one character].",
 )

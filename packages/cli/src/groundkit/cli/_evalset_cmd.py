@@ -27,6 +27,7 @@ from groundkit.cli._evalset_render import (
 from groundkit.cli._evalset_review import default_output, journal_path, run_review
 from groundkit.cli._llm_client import ChatClient, client_from_options
 from groundkit.cli._outputs import force_option, guard, output_set
+from groundkit.cli._types import FiniteFloatRange
 from groundkit.evalset import (
     CAUTION,
     Classifier,
@@ -76,7 +77,7 @@ def _model_options(function: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--timeout",
-            type=click.FloatRange(min=0, min_open=True),
+            type=FiniteFloatRange(min=0, min_open=True),
             default=120.0,
             show_default=True,
             help="Seconds to wait for each model reply.",
@@ -358,7 +359,7 @@ def _progress(total: int) -> Iterator[Callable[[], None]]:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloatRange(min=0, min_open=True),
     default=120.0,
     show_default=True,
     help="Seconds to wait for each model reply.",

@@ -20,6 +20,7 @@ from typing import Any
 from groundkit.harness._config import CallableRetriever, CommandRetriever
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness._predictions import read_predictions_jsonl
+from groundkit.judgments import JudgmentError
 
 __all__ = ["call_function", "load_callable", "run_command"]
 
@@ -67,8 +68,8 @@ def run_command(
         ``{query_id: (line, raw hits)}`` as in :func:`read_predictions_jsonl`.
 
     Raises:
-        StageFailed: The program is missing, exits non-zero, times out or writes nothing.
-        HarnessError: The predictions it wrote are invalid.
+        StageFailed: The program is missing, exits non-zero, times out, writes nothing or
+            writes something that is not predictions.
     """
     payload = "".join(
         json.dumps({"query_id": qid, "query": text}, ensure_ascii=False) + "\n"
@@ -125,12 +126,21 @@ def run_command(
                 f"the command exited 0 but wrote no predictions {where}",
                 stderr_tail=_tail(stderr),
             )
-        return read_predictions_jsonl(
-            output_path,
-            stage=stage,
-            known_queries=known_queries,
-            label=f"<output of stage {stage}>",
-        )
+        try:
+            return read_predictions_jsonl(
+                output_path,
+                stage=stage,
+                known_queries=known_queries,
+                label=f"<output of stage {stage}>",
+            )
+        except JudgmentError as error:
+            # Garbage on the command's output is the command failing, like a non-zero exit:
+            # the stage is recorded as failed and the report is still written (exit 1).
+            raise StageFailed(
+                stage,
+                f"the command wrote output that is not predictions ({error})",
+                stderr_tail=_tail(stderr),
+            ) from None
 
 
 def load_callable(config: CallableRetriever, *, stage: str) -> Callable[..., Any]:

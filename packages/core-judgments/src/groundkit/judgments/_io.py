@@ -77,6 +77,9 @@ def parse_jsonl_line(raw: bytes, *, path: str | Path, line: int) -> dict[str, An
         ) from None
     if line == 1:
         text = text.removeprefix(_BOM)
+    # Without its line end, an error at the end of the line is reported at its real column
+    # (json would count the newline and say "line 2, column 1").
+    text = text.removesuffix("\n").removesuffix("\r")
     if not text.strip():
         return None
     try:
@@ -144,11 +147,14 @@ def load_judgments(path: str | Path) -> list[Judgment]:
 
     Raises:
         JudgmentError: On the first problem, naming the file, the line and (when known) the
-            query id, e.g. ``judgments.jsonl:7: leave-policy: gold.0.doc: document id ...``.
+            query id, e.g. ``judgments.jsonl:7: leave-policy: gold.0.doc: document id ...``;
+            also a file without any judgment (empty or only blank lines).
     """
     judgments: list[Judgment] = []
     first_line: dict[str, int] = {}
+    seen_line = False
     for number, data in iter_jsonl_objects(path):
+        seen_line = True
         raw_id = data.get("query_id")
         item_id = raw_id if isinstance(raw_id, str) else None
         try:
@@ -166,6 +172,8 @@ def load_judgments(path: str | Path) -> list[Judgment]:
                 item_id=judgment.query_id,
             )
         judgments.append(judgment)
+    if not seen_line:
+        raise JudgmentError("no judgments in file (it is empty)", path=path)
     return judgments
 
 

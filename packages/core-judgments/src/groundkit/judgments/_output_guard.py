@@ -145,7 +145,7 @@ def _refuse(output: OutputPath, reason: str) -> OutputGuardError:
     return OutputGuardError(f"{output.label} {shown_path(output.path)}: {reason}")
 
 
-def _check_slot(output: OutputPath, force_hint: str, force: bool) -> None:
+def _check_slot(output: OutputPath) -> None:
     path = output.path
     name = os.fsencode(path.name) if path.name else b""
     if len(name) > MAX_NAME_BYTES:
@@ -175,7 +175,13 @@ def _check_slot(output: OutputPath, force_hint: str, force: bool) -> None:
         raise _refuse(output, "is a folder")
     if not stat.S_ISREG(mode):
         raise _refuse(output, "is not a regular file (a pipe, device or socket)")
-    if force or output.recognise is None or is_empty_file(path):
+
+
+def _check_kind(output: OutputPath, force_hint: str, force: bool) -> None:
+    path = output.path
+    if output.folder or force or output.recognise is None:
+        return
+    if not path.is_file() or is_empty_file(path):
         return
     if not output.recognise(path):
         verb = "append to" if output.append else "replace"
@@ -229,7 +235,7 @@ def guard_outputs(
     seen: dict[Path, OutputPath] = {}
     identities: dict[tuple[int, int], OutputPath] = {}
     for output in outputs:
-        _check_slot(output, force_hint, force)
+        _check_slot(output)
         for source in inputs:
             _check_against_input(output, source)
         target = _resolved(output.path)
@@ -247,3 +253,6 @@ def guard_outputs(
                 raise _refuse(
                     inner, f"lies inside the output folder {outer.label} {shown_path(outer.path)}"
                 )
+    # Last: a foreign file is worth --force only once nothing else is wrong.
+    for output in outputs:
+        _check_kind(output, force_hint, force)
