@@ -181,6 +181,16 @@ def _check_scores(value: Any, path: Path, line: int, query_id: str) -> dict[str,
             raise HarnessError(
                 f"score {metric!r} must be a finite number", path=path, line=line, item_id=query_id
             )
+        if not 0.0 <= number <= 1.0:
+            # Every groundkit metric is a share in [0, 1]; a value such as 1e308 would only
+            # overflow the statistics later.
+            raise HarnessError(
+                f"score {metric!r} is {number!r}, outside [0, 1] where every groundkit metric "
+                "lies",
+                path=path,
+                line=line,
+                item_id=query_id,
+            )
         out[metric] = float(number)
     return out
 
