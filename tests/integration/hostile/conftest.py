@@ -231,9 +231,7 @@ def check_case(
     changed = [p for p in inputs if after[p] != before[p]]
     if exit_code != 0:
         changed += [p for p in outputs if after[p] != before[p]]
-        changed += [
-            folder for folder, names in listing.items() if _names(folder) != names
-        ]
+        changed += [folder for folder, names in listing.items() if _names(folder) != names]
     if _traceback(result):
         tally.record(suite, "traceback")
     elif changed:

@@ -189,9 +189,7 @@ def test_judgments_that_are_not_files(
 def test_only_unanswerable_judgments_name_the_file(
     dataset: Dataset, tmp_path: Path, tally: Tally
 ) -> None:
-    dataset.judgments.write_text(
-        jsonl([_with(gold=[], category="unanswerable")]), encoding="utf-8"
-    )
+    dataset.judgments.write_text(jsonl([_with(gold=[], category="unanswerable")]), encoding="utf-8")
     out = tmp_path / "r.json"
     check_case(
         tally,
