@@ -113,6 +113,12 @@ State = dict[str, Any]
 
 def snapshot(path: Path) -> Any:
     """A path's full state: bytes of a file, every entry of a folder, a link's target."""
+    try:
+        path.lstat()
+    except FileNotFoundError:
+        return None
+    except OSError as error:  # a name too long, a folder in the way...
+        return ("unreachable", error.errno)
     if path.is_symlink():
         return ("link", str(path.readlink()))
     if not path.exists():
