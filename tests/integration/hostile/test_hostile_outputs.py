@@ -65,8 +65,8 @@ def _eval_run(flag: str) -> Callable[[Dataset, Path, Path], list[str | Path]]:
             "--html": out / "r.html",
         }
         paths[flag] = target
-        return ["eval", "run", "--corpus", d.corpus, "--judgments", d.judgments,
-                *[part for key, value in paths.items() for part in (key, value)], *FAST]  # fmt: skip
+        flags = [part for key, value in paths.items() for part in (key, value)]
+        return ["eval", "run", "--corpus", d.corpus, "--judgments", d.judgments, *flags, *FAST]
 
     return build
 
@@ -146,7 +146,7 @@ def test_bad_output_is_refused_before_any_work(
     command: str, target_kind: str, work: tuple[Dataset, Path, Path], tally: Tally
 ) -> None:
     data, out, _ = work
-    build, kind = COMMANDS[command]
+    build, _ = COMMANDS[command]
     source, source_label = _input_for(command, data, out)
     places: list[str] = []
     if target_kind == "an input":
@@ -294,7 +294,7 @@ def test_filter_out_and_rejected_on_the_input(
 
 
 def test_corpus_jsonl_as_report(work: tuple[Dataset, Path, Path], tally: Tally) -> None:
-    data, out, _ = work
+    data, _out, _ = work
     corpus = data.root / "corpus.jsonl"
     corpus.write_text('{"id": "a.md", "text": "The refund window is thirty days."}\n')
     check_case(
