@@ -46,6 +46,7 @@ from groundkit.judgments._models import (
     validate_query_id,
 )
 from groundkit.judgments._output_guard import (
+    MAX_NAME_BYTES,
     InputPath,
     OutputGuardError,
     OutputPath,
@@ -124,6 +125,7 @@ from groundkit.judgments._trec_eval import (
 __all__ = [
     "MAX_COMPONENT_BYTES",
     "MAX_GRADE",
+    "MAX_NAME_BYTES",
     "METRIC_KINDS",
     "SCHEMA_VERSION",
     "UNANSWERABLE",

@@ -26,6 +26,7 @@ from typing import Any
 
 from groundkit.adapters.beir._errors import BeirError
 from groundkit.judgments import (
+    MAX_NAME_BYTES,
     InputPath,
     JudgmentError,
     OutputPath,
@@ -160,6 +161,11 @@ def check_output(
         BeirError: The first problem found, naming the path.
     """
     root = layout.root
+    name = len(os.fsencode(root.name))
+    if name > MAX_NAME_BYTES:
+        raise BeirError(
+            f"the folder name is {name} bytes long (the limit is {MAX_NAME_BYTES})", path=root
+        )
     if root.is_symlink() and not root.exists():
         raise BeirError("output path is a broken symbolic link", path=root)
     if root.exists() and not root.is_dir():
