@@ -32,3 +32,13 @@ def scifact_dir(shared_data: Path) -> Path:
     if not (path / "corpus.jsonl").is_file():
         pytest.skip(f"BEIR SciFact not available at {path}")
     return path
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``benchmark_suite`` run only when asked for (``-m benchmark_suite``)."""
+    if "benchmark_suite" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="benchmark_suite: run with -m benchmark_suite")
+    for item in items:
+        if "benchmark_suite" in item.keywords:
+            item.add_marker(skip)

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from groundkit.cli._console import VERDICT_MARKS, format_delta, format_interval, format_value
 from groundkit.cli._errors import EXIT_FAILED, EXIT_OK, InputError
-from groundkit.judgments import EvalReport, load_report
+from groundkit.judgments import EvalReport, JudgmentError, load_report, read_regular_bytes
 from groundkit.stats import (
     BootstrapResult,
     ItemComparison,
@@ -64,8 +64,8 @@ def load_checked_report(path: Path) -> EvalReport:
         InputError: A stage name is repeated (named), or the file is not a valid report.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = json.loads(read_regular_bytes(path).decode("utf-8"))  # never waits on a pipe
+    except (JudgmentError, UnicodeDecodeError, json.JSONDecodeError):
         data = None  # load_report gives the precise one-line reason below
     if isinstance(data, dict) and isinstance(data.get("stages"), list):
         names = [s.get("name") for s in data["stages"] if isinstance(s, dict)]

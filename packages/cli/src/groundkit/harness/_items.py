@@ -185,8 +185,7 @@ def _check_scores(value: Any, path: Path, line: int, query_id: str) -> dict[str,
             # Every groundkit metric is a share in [0, 1]; a value such as 1e308 would only
             # overflow the statistics later.
             raise HarnessError(
-                f"score {metric!r} is {number!r}, outside [0, 1] where every groundkit metric "
-                "lies",
+                f"score {metric!r} is {number!r}, outside [0, 1] where every groundkit metric lies",
                 path=path,
                 line=line,
                 item_id=query_id,

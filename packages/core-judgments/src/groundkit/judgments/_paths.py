@@ -309,7 +309,11 @@ def append_line(path: Path, line: str) -> bool:
         try:
             written = os.write(descriptor, data)
             if written != len(data):
-                raise OSError(errno.ENOSPC, f"short write ({written} of {len(data)} bytes)")
+                raise OSError(
+                    errno.ENOSPC,
+                    f"No space left on device (a short write: {written} of {len(data)} bytes, "
+                    "rolled back)",
+                )
             os.fsync(descriptor)
         except BaseException:
             # Whatever reached the file is cut off again: readers never see half a line.

@@ -516,6 +516,10 @@ def check_report(data: Any) -> list[str]:
     return []
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
 def load_report(path: str | Path) -> EvalReport:
     """Read and check a report file.
 
@@ -541,11 +545,13 @@ def load_report(path: str | Path) -> EvalReport:
     if not text.strip():
         raise ReportError("the report file is empty", path=file)
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
         raise ReportError(
             f"not JSON: {exc.msg} (column {exc.colno})", path=file, line=exc.lineno
         ) from None
+    except ValueError as exc:  # NaN or Infinity: not JSON, and no report writes them
+        raise ReportError(f"not JSON: {exc}", path=file) from None
     return parse_report(data, source=file)
 
 
