@@ -111,7 +111,10 @@ REPORT_CASES: dict[str, tuple[Callable[[dict[str, Any]], str | bytes], list[str]
         lambda d: json.dumps(d).encode().replace(b'"bm25"', b'"bm\xff25"', 1),
         ["in.json", "UTF-8"],
     ),
-    "nan literal": (lambda d: json.dumps({**d, "timings": {"load": float("nan")}}), ["in.json", "NaN"]),
+    "nan literal": (
+        lambda d: json.dumps({**d, "timings": {"load": float("nan")}}),
+        ["in.json", "NaN"],
+    ),
 }
 
 READERS = {

@@ -1,12 +1,6 @@
 """Run the ``grk`` command line as ``python -m groundkit.cli``."""
 
-import sys
-
-try:
-    from groundkit.cli import main
-except KeyboardInterrupt:  # Ctrl-C while the command is still loading: exit as for Ctrl-C
-    sys.stderr.write("error: interrupted (Ctrl-C) while starting; nothing was written\n")
-    sys.exit(130)
+from groundkit.cli import main
 
 if __name__ == "__main__":
     main()
