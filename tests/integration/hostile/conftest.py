@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +20,6 @@ import pytest
 from click.testing import CliRunner, Result
 
 from groundkit.cli import cli
-
-REPO_ROOT = Path(__file__).resolve().parents[3]
-TALLY_DIR = REPO_ROOT / "test-artifacts" / "hostile"
 
 DOCUMENTS = {
     "refunds.md": "Refunds\n\nThe refund window is thirty days.\n\nAsk the front desk.\n",
@@ -151,13 +147,16 @@ def states(paths: Iterable[Path]) -> dict[Path, Any]:
 
 
 class Tally:
-    """Counts this worker's cases into test-artifacts/hostile/<worker>.jsonl."""
+    """Counts this worker's cases into the session's tally folder (see tests/conftest.py)."""
 
     def __init__(self, worker: str) -> None:
-        self.path = TALLY_DIR / f"{worker}.jsonl"
+        folder = os.environ.get("GROUNDKIT_HOSTILE_TALLY")
+        self.path = None if folder is None else Path(folder) / f"{worker}.jsonl"
 
     def record(self, suite: str, outcome: str) -> None:
-        TALLY_DIR.mkdir(parents=True, exist_ok=True)
+        if self.path is None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps({"suite": suite, "outcome": outcome}) + "\n")
 
@@ -165,32 +164,6 @@ class Tally:
 @pytest.fixture(scope="session")
 def tally(worker_id: str) -> Tally:
     return Tally(worker_id)
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    if not hasattr(session.config, "workerinput"):  # the controller (or a run without xdist)
-        shutil.rmtree(TALLY_DIR, ignore_errors=True)
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if not TALLY_DIR.is_dir():
-        return
-    counts: dict[str, int] = {}
-    suites: dict[str, int] = {}
-    for file in TALLY_DIR.glob("*.jsonl"):
-        for line in file.read_text(encoding="utf-8").splitlines():
-            entry = json.loads(line)
-            counts[entry["outcome"]] = counts.get(entry["outcome"], 0) + 1
-            suites[entry["suite"]] = suites.get(entry["suite"], 0) + 1
-    total = sum(counts.values())
-    if not total:
-        return
-    parts = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
-    per_suite = ", ".join(f"{name} {count}" for name, count in sorted(suites.items()))
-    terminalreporter.write_line(f"hostile suite: {total} cases ({parts}); by area: {per_suite}")
-    (TALLY_DIR / "summary.json").write_text(
-        json.dumps({"cases": total, "outcomes": counts, "areas": suites}, indent=1) + "\n"
-    )
 
 
 # --- running a case -------------------------------------------------------------------------
