@@ -89,7 +89,13 @@ def _report(old_run: Path) -> dict[str, Any]:
     return data
 
 
+def _reversed_span(data: dict[str, Any]) -> str:
+    data["queries"][0]["gold"][0]["spans"] = [[42, 9]]
+    return json.dumps(data)
+
+
 REPORT_CASES: dict[str, tuple[Callable[[dict[str, Any]], str | bytes], list[str]]] = {
+    "reversed gold span": (_reversed_span, ["in.json", "queries.0.gold.0.spans", "[42, 9)"]),
     "not json": (lambda d: "{oops", ["in.json:1", "not JSON", "column"]),
     "truncated": (lambda d: json.dumps(d, indent=1)[:5000], ["in.json:", "not JSON"]),
     "empty": (lambda d: "", ["in.json", "empty"]),

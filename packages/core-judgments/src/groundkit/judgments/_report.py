@@ -15,7 +15,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from groundkit.judgments._errors import JudgmentError, ReportError
 from groundkit.judgments._paths import atomic_write_text, read_regular_bytes
@@ -126,6 +133,16 @@ class GoldEvidence(_Model):
     method: str | None = None
     closest: str | None = None
     similarity: float | None = None
+
+    @field_validator("spans")
+    @classmethod
+    def _check_spans(cls, value: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        # Checked when the report is read, so that a hand-edited span is named here and not
+        # met later as another model's raw validation dump.
+        for start, end in value:
+            if start < 0 or end < start:
+                raise ValueError(f"span [{start}, {end}) is reversed or negative")
+        return value
 
     @property
     def resolved(self) -> bool:
@@ -402,7 +419,10 @@ def _version_tuple(version: object) -> tuple[int, int] | None:
 
 def _format_error(error: Mapping[str, Any]) -> str:
     loc = ".".join(str(part) for part in error.get("loc", ())) or "report"
-    return f"{loc}: {error.get('msg', 'invalid')}"
+    message = str(error.get("msg", "invalid"))
+    if message.startswith(("Value error, ", "Assertion failed, ")):
+        message = message.split(", ", 1)[1]
+    return f"{loc}: {message}"
 
 
 def _drop_path(data: Any, loc: tuple[int | str, ...]) -> bool:
