@@ -36,7 +36,7 @@ import signal
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import Any
 
 from groundkit.judgments._errors import JudgmentError
@@ -140,17 +140,35 @@ def flush_tree(folder: Path) -> None:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM back (delivered on exit) so that the renames run to the end."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "pthread_sigmask"
-    ):
+    """Defer SIGINT and SIGTERM until the block is done, then act on them as usual.
+
+    Python handlers are swapped rather than the signals masked: a mask applies to one thread,
+    and a signal sent to the process may be taken by any other thread, after which Python
+    would still run the handler in the main thread at once. Off the main thread (where
+    handlers cannot be changed) the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    pending: list[int] = []
+
+    def defer(signum: int, frame: FrameType | None) -> None:
+        pending.append(signum)
+
+    previous = {number: signal.getsignal(number) for number in _HELD_SIGNALS}
+    for number in _HELD_SIGNALS:
+        signal.signal(number, defer)
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for number, handler in previous.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
+        for received in dict.fromkeys(pending):
+            action = previous[signal.Signals(received)]
+            if callable(action):
+                action(received, None)
+            elif action in (signal.SIG_DFL, None):
+                signal.raise_signal(received)  # the default action, now that renames are done
 
 
 def _write_journal(path: Path, content: dict[str, Any]) -> None:
