@@ -324,6 +324,13 @@ def _one_try(name: str, signame: str, seed: int, scenario: Scenario, tally: Tall
             tally.record("faults", "killed mid-rename, completed from the journal")
     inputs_after = {p: snapshot(p) for p in scenario.inputs}
     traceback = "Traceback" in stderr and signame != "SIGKILL"
+    if traceback and signame == "SIGINT" and " in main\n" not in stderr:
+        # Ctrl-C while the interpreter itself is still starting (before ``grk``'s first line
+        # runs): Python prints its own KeyboardInterrupt traceback and nothing can catch it.
+        # Counted apart, and the state must still be the old one.
+        tally.record("faults", "interrupted while Python was starting")
+        traceback = False
+        assert state == "old", state
     lost = state not in ("old", "new", "new set, completed from the journal")
     lost = lost or inputs_after != inputs_before
     if traceback:

@@ -9,6 +9,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from groundkit.cli.__about__ import __version__
+from groundkit.cli._signals import TerminatedSignal
 
 if TYPE_CHECKING:
     import click
@@ -17,8 +18,6 @@ __all__ = ["__version__", "cli", "main"]
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
-    from groundkit.cli._errors import TerminatedSignal
-
     raise TerminatedSignal()
 
 
@@ -30,18 +29,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     with one line, like later on.
     """
     signal.signal(signal.SIGTERM, _terminate)
-    from groundkit.cli._errors import TerminatedSignal  # click only: quick to load
-
     try:
         from groundkit.cli._main import main as run
-    except BaseException as stop:
-        if isinstance(stop, KeyboardInterrupt):
-            sys.stderr.write("error: interrupted (Ctrl-C) while starting; nothing was written\n")
-            sys.exit(130)
-        if isinstance(stop, TerminatedSignal):
-            sys.stderr.write("error: terminated (SIGTERM) while starting; nothing was written\n")
-            sys.exit(143)
-        raise
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted (Ctrl-C) while starting; nothing was written\n")
+        sys.exit(130)
+    except TerminatedSignal:
+        sys.stderr.write("error: terminated (SIGTERM) while starting; nothing was written\n")
+        sys.exit(143)
     try:
         run(argv)
     except TerminatedSignal:  # between the commands' own handling (parsing the arguments)

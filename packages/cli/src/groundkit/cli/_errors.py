@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import click
 
+from groundkit.cli._signals import TerminatedSignal
+
 __all__ = [
     "EXIT_FAILED",
     "EXIT_INPUT",
@@ -69,10 +71,3 @@ class UserInterruptError(CliError):
     """Ctrl-C (SIGINT): exit code 130, the shells' convention (128 + 2)."""
 
     exit_code = EXIT_INTERRUPTED
-
-
-class TerminatedSignal(BaseException):
-    """Raised by the CLI's SIGTERM handler, so that clean-up runs as for Ctrl-C.
-
-    A ``BaseException`` so that no ``except Exception`` on the way swallows it.
-    """
