@@ -324,7 +324,8 @@ def _one_try(name: str, signame: str, seed: int, scenario: Scenario, tally: Tall
             tally.record("faults", "killed mid-rename, completed from the journal")
     inputs_after = {p: snapshot(p) for p in scenario.inputs}
     traceback = "Traceback" in stderr and signame != "SIGKILL"
-    if traceback and signame == "SIGINT" and " in main\n" not in stderr:
+    starting = traceback and signame == "SIGINT" and " in main\n" not in stderr
+    if starting:
         # Ctrl-C while the interpreter itself is still starting (before ``grk``'s first line
         # runs): Python prints its own KeyboardInterrupt traceback and nothing can catch it.
         # Counted apart, and the state must still be the old one.
@@ -337,7 +338,7 @@ def _one_try(name: str, signame: str, seed: int, scenario: Scenario, tally: Tall
         tally.record("faults", "traceback")
     elif lost:
         tally.record("faults", "loss")
-    elif state in ("old", "new"):
+    elif state in ("old", "new") and not starting:
         tally.record("faults", f"left the {state} set")
     assert not traceback, stderr
     assert not lost, f"{name}, {signame} after {delay:.2f} s: {state}; stderr: {stderr[-500:]}"
