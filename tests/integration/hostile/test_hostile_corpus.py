@@ -198,7 +198,8 @@ def test_unreadable_subfolder_names_it(tally: Tally) -> None:
         out = base / "r.json"
         # Everything is imported first: nobody may not read the interpreter's own folders.
         code = (
-            "import os, sys; from groundkit.cli import main; import groundkit.harness;"
+            "import os, sys; from groundkit.cli import main; import groundkit.cli._main;"
+            "import groundkit.harness;"
             "os.setgid(65534); os.setuid(65534); main(sys.argv[1:])"
         )
         done = subprocess.run(
