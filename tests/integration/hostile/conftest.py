@@ -162,8 +162,10 @@ class Tally:
 
 
 @pytest.fixture(scope="session")
-def tally(worker_id: str) -> Tally:
-    return Tally(worker_id)
+def tally(request: pytest.FixtureRequest) -> Tally:
+    # The xdist worker's id, or "main" when the suite runs in one process.
+    worker = getattr(request.config, "workerinput", {}).get("workerid", "main")
+    return Tally(worker)
 
 
 # --- running a case -------------------------------------------------------------------------
