@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,3 +36,48 @@ def scifact_dir(shared_data: Path) -> Path:
     if not (path / "corpus.jsonl").is_file():
         pytest.skip(f"BEIR SciFact not available at {path}")
     return path
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``benchmark_suite`` run only when asked for (``-m benchmark_suite``)."""
+    if "benchmark_suite" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="benchmark_suite: run with -m benchmark_suite")
+    for item in items:
+        if "benchmark_suite" in item.keywords:
+            item.add_marker(skip)
+
+
+# --- the hostile suite's tally (tests/integration/hostile) ---------------------------------
+# Each case appends its outcome to <folder>/<worker>.jsonl; the controller makes one folder per
+# session (workers inherit it through the environment) and prints the totals at the end.
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give this session (and its workers) a fresh tally folder."""
+    if hasattr(config, "workerinput") or os.environ.get("GROUNDKIT_HOSTILE_TALLY"):
+        return
+    folder = (
+        REPO_ROOT / "test-artifacts" / "hostile" / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    )
+    os.environ["GROUNDKIT_HOSTILE_TALLY"] = str(folder)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the hostile suite's totals: cases, clean refusals, tracebacks, losses."""
+    folder = Path(os.environ.get("GROUNDKIT_HOSTILE_TALLY", "/nonexistent"))
+    counts: dict[str, int] = {}
+    areas: dict[str, int] = {}
+    for file in folder.glob("*.jsonl"):
+        for line in file.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            counts[entry["outcome"]] = counts.get(entry["outcome"], 0) + 1
+            areas[entry["suite"]] = areas.get(entry["suite"], 0) + 1
+    total = sum(counts.values())
+    if not total:
+        return
+    parts = ", ".join(f"{name} {count}" for name, count in sorted(counts.items()))
+    by_area = ", ".join(f"{name} {count}" for name, count in sorted(areas.items()))
+    terminalreporter.write_line(f"hostile suite: {total} cases ({parts}); by area: {by_area}")
+    summary = {"cases": total, "outcomes": counts, "areas": areas}
+    (folder / "summary.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")

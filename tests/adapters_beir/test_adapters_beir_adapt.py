@@ -13,6 +13,7 @@ from groundkit.adapters.beir import (
     COMPARABILITY_NOTE,
     TITLE_SEPARATOR,
     BeirAdaptationReport,
+    BeirError,
     adapt_beir_dataset,
     adapted_document_text,
 )
@@ -35,7 +36,9 @@ def test_writes_one_file_per_document_with_title_separator(
     assert report.total_characters == sum(
         len(p.read_bytes().decode("utf-8")) for p in corpus.iterdir()
     )
-    assert not list(out.glob("**/.*")), "no temporary files may remain"
+    hidden = [p.relative_to(out).as_posix() for p in out.glob("**/.*")]
+    assert hidden == [".groundkit-beir.json"], "no temporary files may remain"
+    assert not list(tmp_path.glob(".*.tmp")), "no temporary sibling folder may remain"
 
 
 def test_judgments_are_whole_documents_graded_by_score(
@@ -89,7 +92,11 @@ def test_report_fields_and_note(make_beir: Callable[..., Path], tmp_path: Path) 
     assert report.id_mapping == "strict"
     assert report.mapped_document_ids == {}
     assert report.mapped_query_ids == {}
-    assert report.notes == (COMPARABILITY_NOTE,)
+    assert report.notes[0] == COMPARABILITY_NOTE
+    # q4 has only a score-0 row: left out, and said so.
+    assert report.no_positive_query_count == 1
+    assert "1 queries have qrels rows in split 'test' but none" in report.notes[1]
+    assert report.unjudged_query_count == 0
     assert "not comparable to published BEIR numbers" in COMPARABILITY_NOTE
     assert "--level document" in COMPARABILITY_NOTE
     with pytest.raises(ValueError, match="frozen"):
@@ -137,9 +144,16 @@ def test_existing_empty_output_and_judgments_file_are_reused(
     (out / "corpus").mkdir(parents=True)
     (out / "judgments.jsonl").write_text("stale\n")
     (out / "notes.txt").write_text("keep me")
-    adapt_beir_dataset(make_beir(), out)
+    # Not a judgments file and not from an adaptation: replaced only when forced.
+    with pytest.raises(BeirError, match="not from an earlier adaptation"):
+        adapt_beir_dataset(make_beir(), out)
+    assert (out / "judgments.jsonl").read_text() == "stale\n"
+    adapt_beir_dataset(make_beir(), out, force=True)
     assert len(load_judgments(out / "judgments.jsonl")) == 3
     assert (out / "notes.txt").read_text() == "keep me"
+    # An earlier adaptation (its manifest) is replaced without --force.
+    adapt_beir_dataset(make_beir(), out)
+    assert len(load_judgments(out / "judgments.jsonl")) == 3
 
 
 def test_unicode_ids_and_texts_survive(

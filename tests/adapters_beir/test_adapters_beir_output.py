@@ -14,7 +14,7 @@ import pytest
 from groundkit.adapters.beir import BeirError, adapt_beir_dataset
 from groundkit.adapters.beir import _adapt as adapt_module
 from groundkit.adapters.beir import _output as output_module
-from groundkit.judgments import atomic_write_bytes, load_judgments
+from groundkit.judgments import load_judgments
 
 Tree = Callable[[Path], Any]
 
@@ -217,7 +217,7 @@ def test_escape_barrier_catches_symlinked_corpus_past_the_output_checks(
     make_beir: Callable[..., Path], tmp_path: Path, tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Disable the output checks: resolving every target must still refuse the link.
-    monkeypatch.setattr(adapt_module, "check_output", lambda layout, writes_id_map=None: None)
+    monkeypatch.setattr(adapt_module, "check_output", lambda layout, **_: None)
     out = tmp_path / "out"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -240,14 +240,21 @@ def test_failed_write_is_rolled_back(
         (out / "keep.txt").write_text("user data")
     calls = 0
 
+    real_write = output_module._write_file
+
     def failing_write(path: Path, data: bytes) -> None:
         nonlocal calls
         calls += 1
         if calls == 3:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        atomic_write_bytes(path, data)
+            try:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+            except OSError as error:
+                raise output_module.BeirError(
+                    f"cannot write file: {error.strerror}", path=path
+                ) from None
+        real_write(path, data)
 
-    monkeypatch.setattr(output_module, "atomic_write_bytes", failing_write)
+    monkeypatch.setattr(output_module, "_write_file", failing_write)
     refuse(
         tree,
         [tmp_path / "deep"],

@@ -115,8 +115,18 @@ DATASET_CASES: dict[str, tuple[Mutation, str]] = {
         lambda r: _qrels("q1\td1\n"),
         r"qrels/test\.tsv:2: expected 3 tab-separated columns",
     ),
-    "four columns": (lambda r: _qrels("q1\t0\td1\t1\n"), r"test\.tsv:2: expected 3 .* found 4"),
-    "space separated": (lambda r: _qrels("q1 d1 1\n"), r"test\.tsv:2: expected 3"),
+    "four columns among three": (
+        lambda r: _qrels("q1\td1\t1\n", "q2\t0\td2\t1\n"),
+        r"test\.tsv:3: expected 3 .* found 4",
+    ),
+    "three columns among four": (
+        lambda r: _qrels("q1 0 d1 1\n", "q2 d2 1\n"),
+        r"test\.tsv:3: expected 4 columns .* found 3",
+    ),
+    "score beyond 64 bits": (
+        lambda r: _qrels("q1\td1\t100000000000000000000000\n"),
+        r"test\.tsv:2: score '100000000000000000000000' does not fit in 64 bits",
+    ),
     "non-numeric score": (
         lambda r: _qrels("q1\td1\thigh\n"),
         r"test\.tsv:2: score 'high' is not a number",
@@ -159,7 +169,8 @@ def output(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     if request.param == "existing":
         (out / "corpus").mkdir(parents=True)
         (out / "keep.txt").write_text("user data")
-        (out / "judgments.jsonl").write_text("previous judgments\n")
+        # The user's own judgments: not from an adaptation, but a judgments file.
+        (out / "judgments.jsonl").write_text('{"query_id": "old", "query": "Old?", "gold": []}\n')
     return out
 
 

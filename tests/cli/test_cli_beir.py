@@ -149,12 +149,23 @@ def test_real_subprocess(small_beir: Path, tmp_path: Path) -> None:
     assert done.stderr == ""
     assert len(load_judgments(out / "judgments.jsonl")) == 2
 
+    # Adapting again replaces the earlier adaptation as a whole.
+    before = (out / "judgments.jsonl").read_bytes()
     again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
-    assert again.returncode == 2
-    assert again.stdout == ""
-    assert again.stderr.count("\n") == 1
-    assert again.stderr.startswith("error: ")
-    assert "corpus folder is not empty" in again.stderr
+    assert again.returncode == 0, again.stderr
+    assert (out / "judgments.jsonl").read_bytes() == before
+
+    other = tmp_path / "other"
+    (other / "corpus").mkdir(parents=True)
+    (other / "corpus" / "mine.txt").write_text("a user's document")
+    refused = subprocess.run(
+        [*command[:-1], str(other)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert refused.returncode == 2
+    assert refused.stdout == ""
+    assert refused.stderr.count("\n") == 1
+    assert refused.stderr.startswith("error: ")
+    assert "corpus folder is not empty" in refused.stderr
 
 
 def test_relative_paths_on_the_command_line(

@@ -191,7 +191,7 @@ def test_nothing_to_review(tmp_path: Path) -> None:
 def test_out_must_differ_from_input(judgments: Path) -> None:
     code, output = _review(judgments, judgments, "q")
     assert code == 2
-    assert "--out must differ" in output
+    assert "is the same file as JUDGMENTS" in output
 
 
 def test_default_output_is_beside_the_input(judgments: Path) -> None:

@@ -121,8 +121,13 @@ def test_blank_lines_bom_and_crlf_are_accepted(tmp_path: Path) -> None:
     assert [judgment.query_id for judgment in load_judgments(path)] == ["leave-days"]
 
 
-def test_empty_file_has_no_judgments(tmp_path: Path) -> None:
-    assert load_judgments(_write(tmp_path / "empty.jsonl")) == []
+def test_empty_file_is_refused_naming_it(tmp_path: Path) -> None:
+    # An empty set would fail later with no file named ("no answerable query").
+    for content in ("", "\n\n  \n"):
+        path = tmp_path / "empty.jsonl"
+        path.write_text(content, encoding="utf-8")
+        with pytest.raises(JudgmentError, match=r"empty\.jsonl: no judgments in file"):
+            load_judgments(path)
 
 
 def test_json_line_separators_inside_strings_do_not_split_lines(tmp_path: Path) -> None:

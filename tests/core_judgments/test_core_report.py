@@ -136,6 +136,14 @@ def test_later_minor_version_is_read_for_known_fields() -> None:
     data["stages"][0]["queries"][0]["hits"][0]["future_hit_field"] = 3
     report = parse_report(copy.deepcopy(data))
     assert report.stages[0].queries[0].hits[0].score == 2.5
+    # check_report agrees with the reader: a later minor's fields are no problem...
+    assert check_report(copy.deepcopy(data)) == []
+    # ...but what is wrong with the known fields still is, in both.
+    broken = copy.deepcopy(data)
+    broken["stages"][0]["queries"][0]["query_id"] = "q-2"
+    assert any("not an answerable query" in p for p in check_report(broken))
+    with pytest.raises(ReportError):
+        parse_report(broken)
     # Unknown fields are not accepted at this version's own minor number.
     data["schema_version"] = SCHEMA_VERSION
     assert any("future_top" in p for p in check_report(data))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -128,3 +129,87 @@ def test_locate_text_finds_a_cut_anywhere_in_the_corpus(
     assert span is not None
     assert 0 <= span.start < span.end <= len(corpus[span.doc])
     assert corpus[span.doc][span.start : span.end] == text[start:end]
+
+
+# --- closest passage: the bit-parallel LCS against a plain dynamic programme ----------------
+
+
+def _lcs_reference(a: str, b: str) -> int:
+    previous = [0] * (len(b) + 1)
+    for char in a:
+        current = [0]
+        for index, other in enumerate(b):
+            current.append(
+                previous[index] + 1 if char == other else max(previous[index + 1], current[-1])
+            )
+        previous = current
+    return previous[-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="abcé \n", max_size=90),
+    st.text(alphabet="abcé \n", max_size=90),
+)
+def test_bit_parallel_lcs_equals_the_dynamic_programme(quote: str, other: str) -> None:
+    from groundkit.judgments._resolve import _LcsScorer
+
+    scorer = _LcsScorer(quote)
+    assert scorer.lcs(other) == _lcs_reference(quote, other)
+    total = len(quote) + len(other)
+    expected = 1.0 if total == 0 else 2 * _lcs_reference(quote, other) / total
+    assert scorer.ratio(other) == pytest.approx(expected)
+
+
+def test_unresolvable_long_quote_in_a_repetitive_document_is_bounded() -> None:
+    import random
+    import time
+
+    from groundkit.judgments import closest_passage
+
+    rng = random.Random(1)
+    vocabulary = [
+        "the",
+        "a",
+        "of",
+        "to",
+        "and",
+        "in",
+        "is",
+        "it",
+        "that",
+        "for",
+        "on",
+        "was",
+        "with",
+        "as",
+        "be",
+        "by",
+    ]
+    document = " ".join(rng.choice(vocabulary) for _ in range(40_000))[:200_000]
+    quote = " ".join(rng.choice([*vocabulary, "zebra"]) for _ in range(1_000))[:3_000]
+    started = time.perf_counter()
+    found = closest_passage(document, quote)
+    elapsed = time.perf_counter() - started
+    assert found is not None
+    assert elapsed < 1.0, f"closest passage took {elapsed:.2f} s"
+
+
+def test_closest_passage_finds_an_edited_passage_where_it_is() -> None:
+    import random
+
+    from groundkit.judgments import closest_passage
+
+    rng = random.Random(7)
+    words = [
+        "".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 9))) for _ in range(500)
+    ]
+    document = " ".join(rng.choice(words) for _ in range(30_000))
+    start = document.index(" ", 100_000) + 1
+    passage = document[start : start + 3_000]
+    quote = "".join("#" if i % 37 == 0 else c for i, c in enumerate(passage))
+    found = closest_passage(document, quote)
+    assert found is not None
+    text, similarity = found
+    assert similarity > 0.95
+    assert abs(document.index(text) - start) < 20

@@ -92,13 +92,34 @@ def format_summary(report: BeirAdaptationReport, seconds: float) -> list[str]:
     help="strict: refuse ids groundkit cannot use as they are; slug: rename them to safe "
     "kebab-case ids (written to OUTPUT/id_map.json).",
 )
-def adapt_command(source: Path, output: Path, split: str, id_mapping: str) -> None:
+@click.option(
+    "--skip-empty-documents",
+    is_flag=True,
+    help="Leave out documents with neither title nor text, and the qrels rows naming them "
+    "(counted in the summary), instead of refusing the dataset.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing OUTPUT/corpus, judgments.jsonl or id_map.json that is not from "
+    "an earlier adaptation.",
+)
+def adapt_command(
+    source: Path,
+    output: Path,
+    split: str,
+    id_mapping: str,
+    skip_empty_documents: bool,
+    force: bool,
+) -> None:
     """Adapt the BEIR dataset in SOURCE into OUTPUT (corpus/ and judgments.jsonl).
 
     SOURCE holds corpus.jsonl, queries.jsonl (either may be .jsonl.gz) and qrels/<split>.tsv.
     Each document becomes OUTPUT/corpus/<id>.txt (title, a blank line, body); each query with
     a positive qrels row becomes a judgment whose gold quotes are its whole relevant documents.
-    Everything is checked before anything is written.
+    Everything is checked before anything is written, every problem of the dataset is reported
+    at once, and the output appears all at once (an interrupted run leaves nothing; run it
+    again).
     """
     started = time.perf_counter()
     with _progress_hook() as hook:
@@ -108,6 +129,8 @@ def adapt_command(source: Path, output: Path, split: str, id_mapping: str) -> No
             split=split,
             id_mapping=cast(IdMapping, id_mapping),
             progress=hook,
+            skip_empty_documents=skip_empty_documents,
+            force=force,
         )
     for line in format_summary(report, time.perf_counter() - started):
         click.echo(line)

@@ -24,7 +24,13 @@ from rich.text import Text
 from groundkit.cli._console import VERDICT_MARKS, format_delta, format_interval, format_value
 from groundkit.cli._errors import InputError
 from groundkit.harness import family_settings, report_family
-from groundkit.judgments import BootstrapSettings, EvalReport, load_report
+from groundkit.judgments import (
+    BootstrapSettings,
+    EvalReport,
+    JudgmentError,
+    load_report,
+    read_regular_bytes,
+)
 from groundkit.stats import (
     AllPairsResult,
     ItemComparison,
@@ -57,8 +63,8 @@ def load_checked_report(path: Path) -> EvalReport:
         InputError: A stage name is repeated (named), or the file is not a valid report.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = json.loads(read_regular_bytes(path).decode("utf-8"))  # never waits on a pipe
+    except (JudgmentError, UnicodeDecodeError, json.JSONDecodeError):
         data = None  # load_report gives the precise one-line reason below
     if isinstance(data, dict) and isinstance(data.get("stages"), list):
         names = [s.get("name") for s in data["stages"] if isinstance(s, dict)]

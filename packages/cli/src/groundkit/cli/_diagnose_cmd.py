@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from groundkit.cli._console import format_delta, format_value, make_console, render_notes
+from groundkit.cli._outputs import force_option, guard
 from groundkit.cli._track_record_cmd import print_cautions, render_track_summary
 from groundkit.diagnosis import (
     Bucket,
@@ -187,6 +188,7 @@ def render_diagnosis(console: Console, diagnosis: Diagnosis, ranked: list[Fix]) 
     default=None,
     help="Append the predicted fixes to this record file (JSON Lines).",
 )
+@force_option
 def diagnose_command(
     report_path: Path,
     stage: str | None,
@@ -194,6 +196,7 @@ def diagnose_command(
     examples: int,
     as_json: bool,
     record_path: Path | None,
+    force: bool,
 ) -> None:
     """Where a stage of REPORT loses gold evidence at k, and which fix should gain most.
 
@@ -208,6 +211,12 @@ def diagnose_command(
     hybrid-fusion and deduplicate are replayed exactly from the recorded rankings. Gains
     overlap and are never summed.
     """  # noqa: D301 (click's \b keeps the example lines unwrapped)
+    guard(
+        [("--track-record", record_path, "track record")],
+        [("REPORT", report_path)],
+        force=force,
+        appends=["--track-record"],
+    )
     report = load_report(report_path)
     diagnosis = diagnose(report, stage, k=k, examples=examples, source=report_path)
     ranked = fixes(diagnosis)

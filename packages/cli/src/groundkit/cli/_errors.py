@@ -1,27 +1,46 @@
 """How the CLI turns errors into exit codes and one-line messages.
 
-Exit codes are a contract: 0 success, 1 a stage or a comparison failed (the run itself was
-sound), 2 unreadable or invalid input. A user mistake never shows a traceback unless
-``--debug`` asks for one.
+Exit codes are a contract (the table in docs/pages/reference/exit-codes.md):
+
+=====  ===========================================================================
+code   meaning
+=====  ===========================================================================
+0      success
+1      the run was sound but failed its check: a stage failed (the report was
+       written), a "worse" verdict, a ``--strict`` caution, a model endpoint failure
+2      bad input or an output that cannot be written: nothing was written
+130    interrupted (Ctrl-C, SIGINT): the outputs are as they were
+143    terminated (SIGTERM): the outputs are as they were
+=====  ===========================================================================
+
+A user mistake never shows a traceback unless ``--debug`` asks for one.
 """
 
 from __future__ import annotations
 
 import click
 
+from groundkit.cli._signals import TerminatedSignal
+
 __all__ = [
     "EXIT_FAILED",
     "EXIT_INPUT",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "CliError",
     "InputError",
     "StageFailedError",
+    "TerminatedSignal",
+    "UserInterruptError",
     "debug_requested",
 ]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INPUT = 2
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 class CliError(click.ClickException):
@@ -56,3 +75,9 @@ def debug_requested(ctx: click.Context | None = None) -> bool:
         return False
     root = ctx.find_root()
     return bool(root.params.get("debug")) or bool((root.obj or {}).get("debug"))
+
+
+class UserInterruptError(CliError):
+    """Ctrl-C (SIGINT): exit code 130, the shells' convention (128 + 2)."""
+
+    exit_code = EXIT_INTERRUPTED

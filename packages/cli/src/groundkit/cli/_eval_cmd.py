@@ -49,7 +49,9 @@ from groundkit.cli._eval_run import (
     execute,
 )
 from groundkit.cli._eval_trec import trec_eval_text
+from groundkit.cli._outputs import force_option, guard
 from groundkit.cli._track_record_cmd import record_compare_measurement  # track record
+from groundkit.cli._types import FiniteFloatRange
 from groundkit.diagnosis import FIXES  # track record
 from groundkit.harness import DENSE_INSTALL_HINT, MAX_RESAMPLES, default_headline_metrics
 
@@ -194,6 +196,7 @@ def trec_command(
     default=None,
     help="The fix B applied (default: inferred when the two stage configs differ only there).",
 )
+@force_option
 # --- end track record ---
 def compare_command(
     files: tuple[Path, ...],
@@ -212,6 +215,7 @@ def compare_command(
     as_json: bool,
     track_record: Path | None = None,
     applied: str | None = None,
+    force: bool = False,
 ) -> None:
     """Compare two stages of one REPORT, or two items files A and B.
 
@@ -285,6 +289,12 @@ def compare_command(
                     f"{flag} applies to one report; for items files use --stage-a/--stage-b"
                 )
         path_a, path_b = files
+        guard(  # track record
+            [("--track-record", track_record, "track record")],
+            [("A", path_a), ("B", path_b)],
+            force=force,
+            appends=["--track-record"],
+        )
         name_a, rows_a = pick_stage_rows(
             read_items_file(path_a), stage_a, path=path_a, flag="--stage-a"
         )
@@ -379,7 +389,7 @@ _IN_PATH = click.Path(path_type=Path)
 )
 @click.option(
     "--command-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloatRange(min=0, min_open=True),
     default=None,
     metavar="SECONDS",
     help=f"Timeout of --command stages [default: {DEFAULT_COMMAND_TIMEOUT:g}].",
@@ -412,7 +422,7 @@ _IN_PATH = click.Path(path_type=Path)
 )
 @click.option(
     "--min-overlap",
-    type=click.FloatRange(0.0, 1.0),
+    type=FiniteFloatRange(0.0, 1.0),
     default=None,
     help=f"Share of a quote's span a hit must cover [default: {DEFAULT_MIN_OVERLAP:g}, one "
     "character].",
@@ -483,6 +493,7 @@ _IN_PATH = click.Path(path_type=Path)
     default=None,
     help="Progress bars on standard error [default: when it is a terminal].",
 )
+@force_option
 @click.pass_context
 def run_command(
     ctx: click.Context,
@@ -511,6 +522,7 @@ def run_command(
     no_items: bool,
     html_path: Path | None,  # --- html report ---
     progress: bool | None,
+    force: bool,
 ) -> None:
     """Evaluate retrieval stages against quote-anchored judgments and write a report.
 
@@ -556,6 +568,8 @@ def run_command(
         command=command_record(ctx),
         progress=progress,
         html_path=html_path,  # --- html report ---
+        inputs=[("--config", config_file)],
+        force=force,
     )
 
 
@@ -593,6 +607,7 @@ def run_command(
     default=None,
     help="Progress bars on standard error [default: when it is a terminal].",
 )
+@force_option
 @click.pass_context
 def demo_command(
     ctx: click.Context,
@@ -601,6 +616,7 @@ def demo_command(
     seed: int,
     resamples: int,
     progress: bool | None,
+    force: bool,
 ) -> None:
     """Evaluate the built-in example (a company handbook) offline: no arguments, no network.
 
@@ -625,6 +641,7 @@ def demo_command(
             items_path=out_dir / "items.jsonl",
             command=command_record(ctx),
             progress=progress,
+            force=force,
         )
     if not use_dense and dense is None:
         console.print(f"rerank, dense and hybrid stages skipped: {DENSE_INSTALL_HINT}", style="dim")

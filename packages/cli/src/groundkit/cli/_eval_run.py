@@ -20,17 +20,18 @@ from rich.console import Console
 
 from groundkit.cli._console import ProgressDisplay, render_report
 from groundkit.cli._errors import InputError, StageFailedError, debug_requested
+from groundkit.cli._outputs import guard, output_set
 from groundkit.harness import (
     DEFAULT_MODEL,
     RunConfig,
     StageFailed,
     dense_available,
     detection_limits,
+    items_text,
     run_config_from_dict,
     run_evaluation,
-    write_items,
 )
-from groundkit.judgments import EvalReport, dump_report
+from groundkit.judgments import EvalReport, checked_report_json
 
 __all__ = [
     "DEFAULT_REPORT",
@@ -41,6 +42,8 @@ __all__ = [
     "dense_ready",
     "detection_limit_text",
     "execute",
+    "run_inputs",
+    "write_run_outputs",
 ]
 
 DEFAULT_REPORT = Path("groundkit-report.json")
@@ -77,15 +80,20 @@ def command_record(ctx: click.Context) -> list[str]:
     return words
 
 
-def _check_writable(path: Path, flag: str) -> None:
-    parent = path.parent if str(path.parent) else Path()
-    if not parent.is_dir():
-        raise InputError(f"{flag} {path}: folder {parent} does not exist")
-    if path.is_dir():
-        raise InputError(f"{flag} {path}: is a folder")
-    if path.exists() and not path.is_file():
-        # The atomic write renames over the path: it would replace a device or a pipe.
-        raise InputError(f"{flag} {path}: not a regular file")
+def run_inputs(
+    config: RunConfig, extra: Sequence[tuple[str, Path | None]] = ()
+) -> list[tuple[str, Path | None]]:
+    """Every file and folder a run reads: corpus, judgments, predictions or TREC run files."""
+    inputs: list[tuple[str, Path | None]] = [
+        ("--corpus", config.corpus),
+        ("--judgments", config.judgments),
+        *extra,
+    ]
+    for stage in config.stages:
+        path = getattr(stage.retriever, "path", None)  # a stage read from a file
+        if isinstance(path, Path):
+            inputs.append((f"stage {stage.name!r}", path))
+    return inputs
 
 
 def detection_limit_text(report: EvalReport) -> str | None:
@@ -127,6 +135,8 @@ def execute(
     command: Sequence[str],
     progress: bool | None = None,
     html_path: Path | None = None,  # --- html report (grk eval run --html) ---
+    inputs: Sequence[tuple[str, Path | None]] = (),
+    force: bool = False,
 ) -> EvalReport:
     """Run, write the report (and items), print the summary; raise when a stage failed.
 
@@ -138,23 +148,26 @@ def execute(
         command: The command line to record.
         progress: Show progress bars (default: when standard error is a terminal).
         html_path: Also write the report as a self-contained HTML page there.
+        inputs: ``(flag, path)`` of inputs besides the configuration's (``--config``).
+        force: Replace existing files that are not groundkit outputs of their kind.
 
     Returns:
         The report.
 
     Raises:
-        InputError: An output folder that does not exist.
+        InputError: An output that would overwrite an input or a foreign file, or that cannot
+            be written (checked before the run; nothing is written then).
         StageFailedError: A stage failed (after everything was written and printed).
     """
-    _check_writable(report_path, "--report")
-    if items_path is not None:
-        _check_writable(items_path, "--items")
-    if html_path is not None:  # --- html report (grk eval run --html) ---
-        _check_writable(html_path, "--html")
-    outputs = {report_path.resolve(): "--report"}
-    for flag, path in (("--items", items_path), ("--html", html_path)):
-        if path is not None and outputs.setdefault(path.resolve(), flag) != flag:
-            raise InputError(f"{flag} {path}: same file as {outputs[path.resolve()]}")
+    guard(
+        [
+            ("--report", report_path, "report"),
+            ("--items", items_path, "items file"),
+            ("--html", html_path, "HTML report"),
+        ],
+        run_inputs(config, inputs),
+        force=force,
+    )
     failures: list[StageFailed] = []
     try:
         with ProgressDisplay(enabled=progress) as display:
@@ -164,15 +177,7 @@ def execute(
     except StageFailed as failure:
         # A ValueError by inheritance: caught here so that it exits 1, not 2 (bad input).
         raise StageFailedError(str(failure)) from failure
-    dump_report(report, report_path)
-    if items_path is not None:
-        write_items(report, items_path)
-    if html_path is not None:  # --- html report (grk eval run --html) ---
-        # Imported here: matplotlib loads only when a page is asked for.
-        from groundkit.cli._html_report import write_html_report
-
-        write_html_report(report, html_path)
-    # --- end html report ---
+    write_run_outputs(report, report_path=report_path, items_path=items_path, html_path=html_path)
     shown_notes = [n for n in report.notes if not n.startswith("Detection limit:")]
     render_report(
         console,
@@ -218,6 +223,34 @@ def show_user_tracebacks(failures: Sequence[StageFailed]) -> None:
         click.echo(f"--- stage {failure.stage!r} ---", err=True)
         error = cause if cause is not None else failure
         click.echo("".join(traceback.format_exception(error)).rstrip(), err=True)
+
+
+def write_run_outputs(
+    report: EvalReport,
+    *,
+    report_path: Path,
+    items_path: Path | None,
+    html_path: Path | None,
+) -> None:
+    """Write the report, items and HTML page as one set: all new, or all as they were.
+
+    Everything is rendered in memory first, then written to temporary siblings and renamed
+    together (see :func:`groundkit.cli._outputs.output_set`).
+    """
+    report_text = checked_report_json(report)
+    items = None if items_path is None else items_text(report)
+    html = None
+    if html_path is not None:  # --- html report (grk eval run --html) ---
+        # Imported here: matplotlib loads only when a page is asked for.
+        from groundkit.cli._html_report import render_html_report
+
+        html = render_html_report(report)
+    with output_set([report_path, items_path, html_path]) as outputs:
+        outputs.write_text(report_path, report_text)
+        if items_path is not None and items is not None:
+            outputs.write_text(items_path, items)
+        if html_path is not None and html is not None:
+            outputs.write_text(html_path, html)
 
 
 @contextmanager

@@ -24,8 +24,10 @@ from groundkit.cli._evalset_render import (
     render_filter_result,
     render_quality,
 )
-from groundkit.cli._evalset_review import default_output, run_review
+from groundkit.cli._evalset_review import default_output, journal_path, run_review
 from groundkit.cli._llm_client import ChatClient, client_from_options
+from groundkit.cli._outputs import force_option, guard, output_set
+from groundkit.cli._types import FiniteFloatRange
 from groundkit.evalset import (
     CAUTION,
     Classifier,
@@ -40,8 +42,7 @@ from groundkit.evalset import (
 from groundkit.judgments import (
     Corpus,
     Judgment,
-    atomic_write_text,
-    dump_judgments,
+    judgments_text,
     load_judgments,
     load_report,
     resolve_judgments,
@@ -76,7 +77,7 @@ def _model_options(function: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--timeout",
-            type=click.FloatRange(min=0, min_open=True),
+            type=FiniteFloatRange(min=0, min_open=True),
             default=120.0,
             show_default=True,
             help="Seconds to wait for each model reply.",
@@ -118,25 +119,16 @@ def _resolution(judgments: list[Judgment], corpus_path: Path | None) -> Any:
     return resolve_judgments(judgments, Corpus.load(corpus_path))
 
 
-def _check_outputs(*outputs: tuple[str, Path | None]) -> None:
-    """Refuse unusable output paths before any work, so that nothing is half-written."""
-    seen: dict[Path, str] = {}
-    for flag, path in outputs:
-        if path is None:
-            continue
-        parent = path.parent if str(path.parent) else Path()
-        if not parent.is_dir():
-            raise InputError(f"{flag} {path}: folder {parent} does not exist")
-        if path.exists() and not path.is_file():
-            raise InputError(f"{flag} {path}: not a regular file")
-        earlier = seen.setdefault(path.resolve(), flag)
-        if earlier != flag:
-            raise InputError(f"{flag} {path}: same file as {earlier}")
-
-
-def _write_rejections(result: FilterResult, path: Path) -> None:
-    lines = [rejection.model_dump_json() + "\n" for rejection in result.rejected]
-    atomic_write_text(path, "".join(lines))
+def _write_filtered(
+    result: FilterResult, out: Path, rejected: Path | None, judgments: list[Judgment]
+) -> None:
+    """The kept items and the rejections, written as one set."""
+    kept = judgments_text(judgments)
+    with output_set([out, rejected]) as outputs:
+        outputs.write_text(out, kept)
+        if rejected is not None:
+            lines = [rejection.model_dump_json() + "\n" for rejection in result.rejected]
+            outputs.write_text(rejected, "".join(lines))
 
 
 @click.command("assess", short_help="How small a difference the set detects; cautions.")
@@ -200,6 +192,7 @@ def assess_command(
 @click.option("--scores", type=_PATH, help="Baseline scores (JSON): enables non-discriminating.")
 @click.option("--rejected", type=_PATH, help="Also write the rejections here (JSON Lines).")
 @_model_options
+@force_option
 def filter_command(
     judgments: Path,
     out: Path,
@@ -210,6 +203,7 @@ def filter_command(
     base_url: str | None,
     api_key_env: str | None,
     timeout: float,
+    force: bool,
 ) -> None:
     """Drop the items of JUDGMENTS that would mislead, and say why for each.
 
@@ -218,7 +212,11 @@ def filter_command(
     --model and --base-url). A filter without its input keeps everything and says so. The kept
     items are written to --out with the set version bumped.
     """
-    _check_outputs(("--out", out), ("--rejected", rejected))
+    guard(
+        [("--out", out, "judgments file"), ("--rejected", rejected, "rejections file")],
+        [("JUDGMENTS", judgments), ("--corpus", corpus), ("--scores", scores)],
+        force=force,
+    )
     items = load_judgments(judgments)
     client = client_from_options(model, base_url, api_key_env, timeout=timeout)
     chain = FilterChain(
@@ -229,9 +227,7 @@ def filter_command(
         )
     )
     result = chain.run(items)
-    dump_judgments(result.as_judgments(), out)
-    if rejected is not None:
-        _write_rejections(result, rejected)
+    _write_filtered(result, out, rejected, result.as_judgments())
     console = _console()
     render_filter_result(console, result)
     console.print(f"wrote {result.kept_count} item(s) to {out}")
@@ -242,6 +238,7 @@ def filter_command(
 @click.option("--out", "-o", type=_PATH, help="Write the labelled items here (else only show).")
 @click.option("--overwrite", is_flag=True, help="Replace types a person set too.")
 @_model_options
+@force_option
 def classify_command(
     judgments: Path,
     out: Path | None,
@@ -250,6 +247,7 @@ def classify_command(
     base_url: str | None,
     api_key_env: str | None,
     timeout: float,
+    force: bool,
 ) -> None:
     """Label the question type of every item of JUDGMENTS.
 
@@ -257,7 +255,7 @@ def classify_command(
     multi-hop, else factoid); a model's reply is used only when it names one of those types.
     Types a person set are kept unless --overwrite.
     """
-    _check_outputs(("--out", out))
+    guard([("--out", out, "judgments file")], [("JUDGMENTS", judgments)], force=force)
     items = load_judgments(judgments)
     client = client_from_options(model, base_url, api_key_env, timeout=timeout)
     classifier = Classifier(client, overwrite=overwrite)
@@ -270,7 +268,9 @@ def classify_command(
             f"refused (heuristic decided): {classifier.model_fallbacks}"
         )
     if out is not None:
-        dump_judgments(labelled, out)
+        text = judgments_text(labelled)
+        with output_set([out]) as outputs:
+            outputs.write_text(out, text)
         console.print(f"wrote {len(labelled)} item(s) to {out}")
 
 
@@ -283,7 +283,8 @@ def classify_command(
     help="Where to write the reviewed set (default: <JUDGMENTS stem>.reviewed.jsonl beside it).",
 )
 @click.option("--reviewed-key", default="reviewed", show_default=True, help="meta key of reviews.")
-def review_command(judgments: Path, out: Path | None, reviewed_key: str) -> None:
+@force_option
+def review_command(judgments: Path, out: Path | None, reviewed_key: str, force: bool) -> None:
     """Review the unreviewed items of JUDGMENTS one key at a time.
 
     Keys: a accept, r reject, R reject with a reason, s skip, e edit (question, first quote,
@@ -291,10 +292,14 @@ def review_command(judgments: Path, out: Path | None, reviewed_key: str) -> None
     the output (<out stem>.decisions.jsonl); run the same command again to resume. Rejected and
     skipped items leave the set; accepted and edited ones get meta.reviewed and meta.verdict.
     """
-    items = load_judgments(judgments)
     output = default_output(judgments) if out is None else out
-    if output.resolve() == judgments.resolve():
-        raise InputError(f"{output}: --out must differ from the judgments under review")
+    guard(
+        [("--out", output, "judgments file"), ("journal", journal_path(output), "review journal")],
+        [("JUDGMENTS", judgments)],
+        force=force,
+        appends=["journal"],
+    )
+    items = load_judgments(judgments)
     run_review(items, output, reviewed_key=reviewed_key)
 
 
@@ -354,11 +359,12 @@ def _progress(total: int) -> Iterator[Callable[[], None]]:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FiniteFloatRange(min=0, min_open=True),
     default=120.0,
     show_default=True,
     help="Seconds to wait for each model reply.",
 )
+@force_option
 def generate_command(
     corpus: Path,
     model: str,
@@ -370,6 +376,7 @@ def generate_command(
     rejected: Path | None,
     no_closed_book: bool,
     timeout: float,
+    force: bool,
 ) -> None:
     """Draft questions from corpus passages with an OpenAI-compatible chat model.
 
@@ -378,7 +385,11 @@ def generate_command(
     same model answers each draft closed-book for the general-knowledge filter unless
     --no-closed-book. Review the result with `grk evalset review`.
     """
-    _check_outputs(("--out", out), ("--rejected", rejected))
+    guard(
+        [("--out", out, "judgments file"), ("--rejected", rejected, "rejections file")],
+        [("--corpus", corpus)],
+        force=force,
+    )
     documents = Corpus.load(corpus)
     client = client_from_options(model, base_url, api_key_env, timeout=timeout, required=True)
     assert isinstance(client, ChatClient)
@@ -398,9 +409,7 @@ def generate_command(
         default_filters(answerer=None if no_closed_book else client, resolved=resolved)
     )
     result = chain.run(drafts.judgments)
-    dump_judgments(result.as_judgments(), out)
-    if rejected is not None:
-        _write_rejections(result, rejected)
+    _write_filtered(result, out, rejected, result.as_judgments())
     console = _console()
     console.print(drafts.summary())
     for dropped in drafts.dropped[:10]:

@@ -24,13 +24,15 @@ import click
 from pydantic import ValidationError
 
 from groundkit.cli._errors import InputError
+from groundkit.cli._outputs import output_set
 from groundkit.evalset import QUESTION_TYPES, Decision, EvalSetError, ReviewQueue
 from groundkit.judgments import (
     Judgment,
     append_line,
-    dump_judgments,
     format_validation_error,
     judgments_fingerprint,
+    judgments_text,
+    shown_path,
 )
 
 __all__ = ["JOURNAL_KIND", "ReviewJournal", "default_output", "journal_path", "run_review"]
@@ -138,10 +140,23 @@ class ReviewJournal:
             os.fsync(handle.fileno())
 
     def append(self, decision: Decision) -> None:
-        """Append one decision durably (the header first, for a new journal)."""
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            append_line(self.path, json.dumps(self._header(), sort_keys=True))
-        append_line(self.path, decision.model_dump_json(exclude_none=True))
+        """Append one decision durably (the header first, for a new journal).
+
+        Raises:
+            InputError: The disk refused the line (full, read-only); the journal ends as it
+                did, with every earlier decision.
+        """
+        try:
+            if not self.path.exists() or self.path.stat().st_size == 0:
+                append_line(self.path, json.dumps(self._header(), sort_keys=True))
+            append_line(self.path, decision.model_dump_json(exclude_none=True))
+        except OSError as error:
+            raise InputError(
+                f"{shown_path(self.path)}: cannot save the {decision.action} of "
+                f"{decision.query_id or 'the last decision'}: {error.strerror or error}; the "
+                "journal keeps every "
+                "earlier decision: free some space and run the same command to resume"
+            ) from None
 
 
 def _show(judgment: Judgment, position: str) -> None:
@@ -280,7 +295,9 @@ def run_review(judgments: list[Judgment], output: Path, *, reviewed_key: str) ->
             journal.append(decision)
             made += 1
 
-    dump_judgments(queue.result(), output)
+    text = judgments_text(queue.result())
+    with output_set([output]) as outputs:
+        outputs.write_text(output, text)
     counts = queue.counts()
     summary = ", ".join(f"{counts[k]} {k}" for k in ("accept", "edit", "reject", "skip"))
     click.echo(f"{queue.progress()} decided ({summary}); wrote {output}")

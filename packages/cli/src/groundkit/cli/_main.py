@@ -6,15 +6,25 @@ this module, so no command module imports this one (no import cycles).
 
 from __future__ import annotations
 
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
+from types import FrameType
 from typing import Any
 
 import click
 
 from groundkit.cli.__about__ import __version__
-from groundkit.cli._errors import InputError, debug_requested
+from groundkit.cli._errors import (
+    EXIT_TERMINATED,
+    CliError,
+    InputError,
+    TerminatedSignal,
+    UserInterruptError,
+    debug_requested,
+)
+from groundkit.judgments import shown_path
 
 __all__ = ["GroundkitGroup", "beir_group", "cli", "eval_group", "evalset_group", "main"]
 
@@ -36,23 +46,39 @@ class GroundkitGroup(click.Group):
         except click.UsageError as exc:
             # Click prints usage, a hint and a blank line around a bad option or command: one
             # line naming the problem and where to read the help is the CLI's contract.
-            if debug_requested(ctx) and not ctx.meta.get(_TRACEBACK_SHOWN):
-                ctx.meta[_TRACEBACK_SHOWN] = True
-                traceback.print_exc()
+            _show_traceback(ctx)
             where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
             raise InputError(f"{exc.format_message()} (see '{where} --help')") from exc
         except click.ClickException:
             # Errors the commands raise themselves (InputError...) get one too; ctx.meta is
             # shared by nested groups, so each traceback is printed once.
-            if debug_requested(ctx) and not ctx.meta.get(_TRACEBACK_SHOWN):
-                ctx.meta[_TRACEBACK_SHOWN] = True
-                traceback.print_exc()
+            _show_traceback(ctx)
             raise
         except (ValueError, UnicodeError) as exc:
-            if debug_requested(ctx):
-                ctx.meta[_TRACEBACK_SHOWN] = True
-                traceback.print_exc()
+            _show_traceback(ctx)
             raise InputError(" ".join(str(exc).split()) or type(exc).__name__) from exc
+        except KeyboardInterrupt as exc:
+            _show_traceback(ctx)
+            raise UserInterruptError("interrupted (Ctrl-C); the outputs are as they were") from exc
+        except TerminatedSignal as exc:
+            _show_traceback(ctx)
+            raise _TerminatedError("terminated (SIGTERM); the outputs are as they were") from exc
+        except OSError as exc:
+            # The system refused a read or a write the checks could not foresee (a full disk,
+            # a file removed meanwhile): one line naming the file.
+            _show_traceback(ctx)
+            where = f"{shown_path(exc.filename)}: " if exc.filename else ""
+            raise InputError(f"{where}{exc.strerror or exc}") from exc
+
+
+class _TerminatedError(CliError):
+    exit_code = EXIT_TERMINATED
+
+
+def _show_traceback(ctx: click.Context) -> None:
+    if debug_requested(ctx) and not ctx.meta.get(_TRACEBACK_SHOWN):
+        ctx.meta[_TRACEBACK_SHOWN] = True
+        traceback.print_exc()
 
 
 @click.group(
@@ -83,8 +109,14 @@ def evalset_group() -> None:
     """Check and improve an evaluation set."""
 
 
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise TerminatedSignal()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of ``grk``."""
+    # SIGTERM unwinds like Ctrl-C, so that temporaries are removed and the exit code says so.
+    signal.signal(signal.SIGTERM, _on_sigterm)
     cli.main(args=list(sys.argv[1:] if argv is None else argv), prog_name="grk")
 
 

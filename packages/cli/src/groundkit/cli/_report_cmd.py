@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from groundkit.cli._errors import InputError
-from groundkit.cli._html_report import write_html_report
+from groundkit.cli._html_report import render_html_report
+from groundkit.cli._outputs import force_option, guard, output_set
 from groundkit.judgments import load_report
 
 __all__ = ["report_command"]
@@ -31,7 +32,10 @@ __all__ = ["report_command"]
     help="The corpus the report was run on, to show chunk texts (default: the report's "
     "corpus_source when it exists).",
 )
-def report_command(report_path: Path, html_path: Path | None, corpus_path: Path | None) -> None:
+@force_option
+def report_command(
+    report_path: Path, html_path: Path | None, corpus_path: Path | None, force: bool
+) -> None:
     """Write an evaluation report as one self-contained HTML page.
 
     The page opens from disk with no network: summary and detection limit, differences from
@@ -39,12 +43,17 @@ def report_command(report_path: Path, html_path: Path | None, corpus_path: Path 
     per-category breakdown, worst queries, and the diagnosis of misses.
     """
     started = time.perf_counter()
-    report = load_report(report_path)
     target = html_path if html_path is not None else report_path.with_suffix(".html")
-    if target.resolve() == report_path.resolve():
-        raise InputError(f"{target}: the HTML output would overwrite the report")
+    guard(
+        [("--html", target, "HTML report")],
+        [("REPORT.json", report_path), ("--corpus", corpus_path)],
+        force=force,
+    )
+    report = load_report(report_path)
     if corpus_path is not None and not corpus_path.exists():
         raise InputError(f"{corpus_path}: corpus not found")
-    write_html_report(report, target, corpus=corpus_path, base_dir=report_path.parent)
+    page = render_html_report(report, corpus=corpus_path, base_dir=report_path.parent)
+    with output_set([target]) as outputs:
+        outputs.write_text(target, page)
     elapsed = time.perf_counter() - started
     click.echo(f"wrote {target} ({target.stat().st_size / 1024:,.0f} KiB, {elapsed:.1f} s)")

@@ -39,7 +39,7 @@ from groundkit.harness._config_load import (
 from groundkit.harness._context import ProgressCallback
 from groundkit.harness._dense import DENSE_INSTALL_HINT, dense_available
 from groundkit.harness._errors import HarnessError, StageFailed
-from groundkit.harness._items import ItemsFile, ItemsStage, load_items, write_items
+from groundkit.harness._items import ItemsFile, ItemsStage, items_text, load_items, write_items
 from groundkit.harness._notes import DetectionLimits, detection_limits
 from groundkit.harness._pipeline import StagesArgument, evaluate, package_versions, run_evaluation
 from groundkit.harness._protocol import (
@@ -105,6 +105,7 @@ __all__ = [
     "detection_limits",
     "evaluate",
     "family_settings",
+    "items_text",
     "load_items",
     "load_run_config",
     "package_versions",

@@ -66,8 +66,8 @@ def run_command(
         ``{query_id: (line, raw hits)}`` as in :func:`read_predictions_jsonl`.
 
     Raises:
-        StageFailed: The program is missing, exits non-zero, times out or writes nothing.
-        HarnessError: The predictions it wrote are invalid.
+        StageFailed: The program is missing, exits non-zero, times out, writes nothing or
+            writes something that is not predictions.
     """
     payload = "".join(
         json.dumps({"query_id": qid, "query": text}, ensure_ascii=False) + "\n"
@@ -124,6 +124,8 @@ def run_command(
                 f"the command exited 0 but wrote no predictions {where}",
                 stderr_tail=_tail(stderr),
             )
+        # Garbage on the command's output is the command failing, like a non-zero exit: the
+        # command kind turns the reader's error into a failed stage (exit 1, report written).
         return read_predictions_jsonl(
             output_path,
             stage=stage,

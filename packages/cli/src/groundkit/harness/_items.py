@@ -27,7 +27,14 @@ from groundkit.harness._config import canonical_json
 from groundkit.harness._errors import HarnessError
 from groundkit.judgments import EvalReport, StageReport, atomic_write_text, iter_jsonl_objects
 
-__all__ = ["ItemsFile", "ItemsStage", "load_items", "stage_config_record", "write_items"]
+__all__ = [
+    "ItemsFile",
+    "ItemsStage",
+    "items_text",
+    "load_items",
+    "stage_config_record",
+    "write_items",
+]
 
 _HEADER_KEYS = frozenset({"stage", "config", "config_hash"})
 _ROW_KEYS = frozenset({"stage", "query_id", "scores", "missing"})
@@ -54,6 +61,11 @@ def write_items(report: EvalReport, path: str | Path) -> None:
         groundkit.judgments.JudgmentError: The file cannot be written (nothing is left half
             written).
     """
+    atomic_write_text(Path(path), items_text(report))
+
+
+def items_text(report: EvalReport) -> str:
+    """The items file's text for ``report`` (what :func:`write_items` writes)."""
     lines: list[str] = []
     for stage in report.stages:
         if stage.error is not None:
@@ -69,7 +81,7 @@ def write_items(report: EvalReport, path: str | Path) -> None:
                 "missing": result.missing,
             }
             lines.append(json.dumps(row, ensure_ascii=False))
-    atomic_write_text(Path(path), "".join(line + "\n" for line in lines))
+    return "".join(line + "\n" for line in lines)
 
 
 @dataclass
@@ -168,6 +180,15 @@ def _check_scores(value: Any, path: Path, line: int, query_id: str) -> dict[str,
         ):
             raise HarnessError(
                 f"score {metric!r} must be a finite number", path=path, line=line, item_id=query_id
+            )
+        if not 0.0 <= number <= 1.0:
+            # Every groundkit metric is a share in [0, 1]; a value such as 1e308 would only
+            # overflow the statistics later.
+            raise HarnessError(
+                f"score {metric!r} is {number!r}, outside [0, 1] where every groundkit metric lies",
+                path=path,
+                line=line,
+                item_id=query_id,
             )
         out[metric] = float(number)
     return out

@@ -14,6 +14,7 @@ from groundkit.harness._protocol import Query, Retriever, StageContext
 from groundkit.harness._ranking import RankedRun
 from groundkit.harness._retrievers import CallableRetriever, CommandRetriever, object_target
 from groundkit.harness._stage_run import user_failure
+from groundkit.judgments import JudgmentError
 
 __all__ = ["CallableStage", "CommandStage", "resolve_retriever_object"]
 
@@ -63,7 +64,7 @@ class CommandStage:
                 )
         except StageFailed:
             raise
-        except HarnessError as error:
+        except JudgmentError as error:  # HarnessError included: the command's output is bad
             message = error.message.removeprefix(f"stage {stage!r}: ")
             uses_out = any("{out}" in arg for arg in self.settings.argv)
             if "invalid JSON" in message and not uses_out:

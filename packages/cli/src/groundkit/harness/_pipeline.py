@@ -391,6 +391,11 @@ def run_evaluation(
     if progress is not None:
         progress("load", 1, 2)
     judgments = load_judgments(config.judgments)
+    if not any(judgment.gold for judgment in judgments):
+        raise HarnessError(
+            "no answerable query (every judgment has an empty gold): nothing to rank",
+            path=config.judgments,
+        )
     if progress is not None:
         progress("load", 2, 2)
     loading = time.perf_counter() - start

@@ -16,9 +16,13 @@ groundkit name     trec_eval name
 ``rprec``          ``Rprec``
 =================  ===============
 
-The ranking is the recorded order (documents are passed to trec_eval with strictly decreasing
-scores), so trec_eval's re-sorting by score cannot reorder ties. Document qrels come from the
-gold: each gold document with the largest grade of its quotes, resolved or not.
+Documents with equal scores are ranked as trec_eval ranks them: score descending, then
+document id descending (``comp_sim_docno`` in trec_eval's ``form_res_rels.c``), so that a
+report, ``grk eval trec`` and trec_eval give the same figures on the same scores. Only hits
+with equal scores next to each other are reordered: a predictions file whose scores do not
+decrease keeps its own order between them. That order is then passed to trec_eval with
+strictly decreasing scores, so its re-sorting cannot move anything. Document qrels come from
+the gold: each gold document with the largest grade of its quotes, resolved or not.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ __all__ = [
     "score_chunk_level",
     "score_document_level",
     "trec_measure_for",
+    "trec_tie_order",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -109,8 +114,24 @@ def score_chunk_level(
     return table.values
 
 
+def trec_tie_order(docs: npt.NDArray[np.int64], scores: FloatArray) -> npt.NDArray[np.int64]:
+    """The positions of ranked hits reordered as trec_eval breaks ties: doc id descending.
+
+    ``docs`` are codes into the corpus's sorted ids (so a larger code is a larger id, as
+    ``strcmp`` compares UTF-8); each run of equal neighbouring scores is reordered, nothing
+    else moves.
+    """
+    if docs.size < 2:
+        return np.arange(docs.size, dtype=np.int64)
+    group = np.concatenate(([0], np.cumsum(scores[1:] != scores[:-1])))
+    return np.lexsort((-docs, group)).astype(np.int64)
+
+
 def collapse_to_documents(run: RankedRun, doc_lengths: npt.NDArray[np.int64]) -> RankedRun:
-    """Keep each document's first hit, in rank order, as a whole-document span."""
+    """Keep each document's first hit as a whole-document span, ranked as trec_eval ranks.
+
+    Ties are broken by document id descending (see :func:`trec_tie_order`).
+    """
     per_query: list[PerQueryHits | None] = []
     for query in range(len(run.query_ids)):
         if not run.returned[query]:
@@ -120,6 +141,7 @@ def collapse_to_documents(run: RankedRun, doc_lengths: npt.NDArray[np.int64]) ->
         docs = run.docs[rows]
         _, first = np.unique(docs, return_index=True)
         keep = np.sort(first) + rows.start
+        keep = keep[trec_tie_order(run.docs[keep], run.scores[keep])]
         kept_docs = run.docs[keep]
         per_query.append(
             (

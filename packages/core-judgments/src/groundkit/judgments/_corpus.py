@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -35,6 +36,14 @@ def _check_text(text: object, *, doc: str, path: str | Path | None, line: int | 
         raise JudgmentError(
             "document text contains an unpaired surrogate", path=path, line=line, item_id=doc
         ) from None
+    if "\x00" in text:
+        # The same rule as a folder corpus, where a NUL byte marks a binary file.
+        raise JudgmentError(
+            "document text contains a NUL character; a corpus holds text only",
+            path=path,
+            line=line,
+            item_id=doc,
+        )
     return text
 
 
@@ -234,6 +243,12 @@ class Corpus(Mapping[str, str]):
                 doc = unicodedata.normalize("NFC", prefix + name)
                 try:
                     mode: int | None = os.lstat(location).st_mode
+                except PermissionError:
+                    raise JudgmentError(
+                        "cannot read this entry (permission denied on its folder)",
+                        path=location,
+                        item_id=doc,
+                    ) from None
                 except (OSError, ValueError):
                     mode = None  # let pathlib decide below, exactly as for a link
                 if mode is None or stat.S_ISLNK(mode):
@@ -283,7 +298,20 @@ def _raise_walk_error(error: OSError) -> None:
 
 
 def _inside(resolved_root: Path, link: Path, doc: str) -> bool:
-    target = link.resolve()
+    try:
+        target = link.resolve(strict=True)
+    except FileNotFoundError:
+        return True  # a dangling link is no document; skipped by the caller
+    except (OSError, RuntimeError) as error:
+        # RuntimeError: Python 3.11 reports a symbolic link loop that way.
+        reason = (
+            "a symbolic link loop"
+            if isinstance(error, RuntimeError) or getattr(error, "errno", None) == errno.ELOOP
+            else (error.strerror or str(error))
+        )
+        raise JudgmentError(
+            f"cannot follow this symbolic link: {reason}", path=link, item_id=doc
+        ) from None
     if target != resolved_root and not target.is_relative_to(resolved_root):
         raise UnsafePathError(
             f"symbolic link points outside the corpus folder (to {target})",

@@ -23,13 +23,20 @@ def one_line(text: str) -> str:
     r"""Return ``text`` with control characters and line breaks escaped (``\n``, ``\x00``...).
 
     Used for every part of an error message, so that user data (a query id with a newline, a
-    file name with an escape sequence) can never split or corrupt the one-line report.
+    file name with an escape sequence or bytes that are not UTF-8, a lone surrogate) can never
+    split, corrupt or fail to print the one-line report.
     """
     if text.isprintable():
         return text
     out: list[str] = []
     for char in text:
-        if char in _LINE_BREAKING or unicodedata.category(char) == "Cc":
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:
+            # A byte that was not UTF-8 in a file name (Python's surrogateescape): show the byte.
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")  # a lone surrogate could not even be printed
+        elif char in _LINE_BREAKING or unicodedata.category(char) == "Cc":
             out.append(repr(char)[1:-1])
         else:
             out.append(char)

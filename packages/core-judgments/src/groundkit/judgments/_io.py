@@ -21,12 +21,13 @@ from pydantic import ValidationError
 
 from groundkit.judgments._errors import JudgmentError
 from groundkit.judgments._models import Judgment, format_validation_error
-from groundkit.judgments._paths import atomic_write_text
+from groundkit.judgments._paths import atomic_write_text, open_regular
 
 __all__ = [
     "dump_judgments",
     "iter_jsonl_objects",
     "judgments_fingerprint",
+    "judgments_text",
     "load_judgments",
     "parse_jsonl_line",
 ]
@@ -76,6 +77,9 @@ def parse_jsonl_line(raw: bytes, *, path: str | Path, line: int) -> dict[str, An
         ) from None
     if line == 1:
         text = text.removeprefix(_BOM)
+    # Without its line end, an error at the end of the line is reported at its real column
+    # (json would count the newline and say "line 2, column 1").
+    text = text.removesuffix("\n").removesuffix("\r")
     if not text.strip():
         return None
     try:
@@ -110,10 +114,7 @@ def iter_jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]
         JudgmentError: The file cannot be read, is not UTF-8, or a line is not one JSON object
             (with unique keys and no ``NaN``/``Infinity``); the error names file and line.
     """
-    try:
-        handle = Path(path).open("rb")  # noqa: SIM115 - closed in the finally clause below
-    except OSError as error:
-        raise JudgmentError(f"cannot read file: {error.strerror or error}", path=path) from None
+    handle = open_regular(path)  # refuses a pipe or device rather than block on it
     try:
         for number, raw in enumerate(handle, start=1):
             value = parse_jsonl_line(raw, path=path, line=number)
@@ -146,11 +147,14 @@ def load_judgments(path: str | Path) -> list[Judgment]:
 
     Raises:
         JudgmentError: On the first problem, naming the file, the line and (when known) the
-            query id, e.g. ``judgments.jsonl:7: leave-policy: gold.0.doc: document id ...``.
+            query id, e.g. ``judgments.jsonl:7: leave-policy: gold.0.doc: document id ...``;
+            also a file without any judgment (empty or only blank lines).
     """
     judgments: list[Judgment] = []
     first_line: dict[str, int] = {}
+    seen_line = False
     for number, data in iter_jsonl_objects(path):
+        seen_line = True
         raw_id = data.get("query_id")
         item_id = raw_id if isinstance(raw_id, str) else None
         try:
@@ -168,6 +172,8 @@ def load_judgments(path: str | Path) -> list[Judgment]:
                 item_id=judgment.query_id,
             )
         judgments.append(judgment)
+    if not seen_line:
+        raise JudgmentError("no judgments in file (it is empty)", path=path)
     return judgments
 
 
@@ -198,11 +204,19 @@ def dump_judgments(judgments: Iterable[Judgment], path: str | Path) -> None:
     Raises:
         JudgmentError: Two judgments share a query id (nothing is written).
     """
-    lines = [
+    atomic_write_text(Path(os.fspath(path)), judgments_text(judgments))
+
+
+def judgments_text(judgments: Iterable[Judgment]) -> str:
+    """The JSON Lines text :func:`dump_judgments` writes (sorted by query id).
+
+    Raises:
+        JudgmentError: Two judgments share a query id.
+    """
+    return "".join(
         json.dumps(_record(judgment), ensure_ascii=False, allow_nan=False) + "\n"
         for judgment in _sorted_unique(judgments)
-    ]
-    atomic_write_text(Path(os.fspath(path)), "".join(lines))
+    )
 
 
 def judgments_fingerprint(judgments: Iterable[Judgment]) -> str:

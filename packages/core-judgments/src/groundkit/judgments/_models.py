@@ -12,7 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from groundkit.judgments._errors import JudgmentError
 
+#: The largest grade a judgment may give: grades are stored as 64-bit integers.
+MAX_GRADE = 2**63 - 1
+
 __all__ = [
+    "MAX_GRADE",
     "UNANSWERABLE",
     "GoldQuote",
     "Judgment",
@@ -120,14 +124,17 @@ class GoldQuote(BaseModel):
         doc: Document id (relative POSIX path inside the corpus).
         quote: The passage, copied from the document; resolution tolerates differences in
             whitespace, Unicode normalisation and typographic quotes or dashes.
-        grade: Graded relevance, 1 (relevant) or more (more relevant).
+        grade: Graded relevance, 1 (relevant) or more (more relevant), at most ``MAX_GRADE``
+            (2**63 - 1).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     doc: str = Field(strict=True)
     quote: str = Field(strict=True)
-    grade: int = Field(default=1, ge=1, strict=True)
+    # 64-bit: grades go into int64 arrays (metrics, qrels); a larger one is refused here, with
+    # the judgment's line and id, rather than overflow later.
+    grade: int = Field(default=1, ge=1, le=MAX_GRADE, strict=True)
 
     @field_validator("doc")
     @classmethod

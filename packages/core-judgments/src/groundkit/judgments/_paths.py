@@ -9,13 +9,16 @@ atomic writers guarantee that a failed write leaves the previous file untouched.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import secrets
+import stat
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
-from groundkit.judgments._errors import UnsafePathError
+from groundkit.judgments._errors import JudgmentError, UnsafePathError
+from groundkit.judgments._outputs import temporary_sibling
 
 __all__ = [
     "MAX_COMPONENT_BYTES",
@@ -23,6 +26,8 @@ __all__ = [
     "atomic_write_text",
     "ensure_within",
     "find_case_collisions",
+    "open_regular",
+    "read_regular_bytes",
     "validate_path_component",
 ]
 
@@ -184,10 +189,10 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     """
     destination = Path(path)
     folder = destination.parent
-    # Short prefix: the temporary name must itself stay under the 255-byte limit.
-    stem = destination.name[:40]
     while True:
-        temporary = folder / f".{stem}.{secrets.token_hex(6)}.tmp"
+        # Named with this process's id, so that the next writer can tell a temporary left by a
+        # killed process (removed) from one being written right now (left alone).
+        temporary = temporary_sibling(destination)
         try:
             descriptor = os.open(
                 temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666
@@ -221,12 +226,61 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def append_line(path: Path, line: str) -> bool:
-    """Append one line durably: a single ``write`` on an ``O_APPEND`` descriptor, then fsync.
+def open_regular(path: str | Path) -> BinaryIO:
+    """Open a file for reading, refusing anything but a regular file without ever blocking.
 
-    Concurrent appenders never interleave within a line, and a crash loses at most the line
-    being written. If the file ends without a newline (a line cut by an earlier crash), the new
-    line starts with one, so the damage stays confined to the line already there.
+    A named pipe given where a file is expected would block ``open`` forever (until a writer
+    comes), and a device such as ``/dev/zero`` never ends: the file is opened non-blocking and
+    checked with ``fstat`` before a byte is read.
+
+    Raises:
+        JudgmentError: The path cannot be opened, or is a folder, a pipe, a socket or a device.
+    """
+    try:
+        descriptor = os.open(
+            path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+        )
+    except IsADirectoryError:
+        raise JudgmentError("is a folder, not a file", path=path) from None
+    except OSError as error:
+        raise JudgmentError(f"cannot read file: {error.strerror or error}", path=path) from None
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            raise JudgmentError("is a folder, not a file", path=path)
+        if not stat.S_ISREG(mode):
+            raise JudgmentError(
+                "is not a regular file (a pipe, socket or device); give a file", path=path
+            )
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+
+
+def read_regular_bytes(path: str | Path) -> bytes:
+    """The whole content of a regular file (see :func:`open_regular`).
+
+    Raises:
+        JudgmentError: Not a readable regular file.
+    """
+    with open_regular(path) as handle:
+        try:
+            return handle.read()
+        except OSError as error:
+            raise JudgmentError(f"cannot read file: {error.strerror or error}", path=path) from None
+
+
+def append_line(path: Path, line: str) -> bool:
+    """Append one whole line durably, or nothing: a line is never left torn by this call.
+
+    The line goes out in one ``write`` on an ``O_APPEND`` descriptor under an exclusive lock
+    (``flock`` where the system has it), then fsync. A short write (a full disk, a quota) or a
+    failed fsync is rolled back: the file is truncated to its size before the call, so it ends
+    exactly as it did, and the error is raised. If the file ends without a newline (a line cut
+    by a crash elsewhere), the new line starts with one, so that damage stays in its own line.
 
     Args:
         path: The file; created when absent (its folder must exist).
@@ -236,28 +290,51 @@ def append_line(path: Path, line: str) -> bool:
         True when the file was created by this call.
 
     Raises:
-        OSError: The file cannot be opened or written (a short write is reported as one).
+        OSError: The file cannot be opened or written (a short write is reported as
+            ``ENOSPC``); the file is as it was.
     """
     data = (line + "\n").encode("utf-8")
     descriptor = os.open(
         path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o666
     )
+    size = 0
     try:
+        _lock(descriptor)
         size = os.fstat(descriptor).st_size
         if size:
             with Path(path).open("rb") as reader:
                 reader.seek(size - 1)
                 if reader.read(1) != b"\n":
                     data = b"\n" + data
-        written = os.write(descriptor, data)
-        if written != len(data):
-            raise OSError(f"short write ({written} of {len(data)} bytes)")
-        os.fsync(descriptor)
+        try:
+            written = os.write(descriptor, data)
+            if written != len(data):
+                raise OSError(
+                    errno.ENOSPC,
+                    f"No space left on device (a short write: {written} of {len(data)} bytes, "
+                    "rolled back)",
+                )
+            os.fsync(descriptor)
+        except BaseException:
+            # Whatever reached the file is cut off again: readers never see half a line.
+            with contextlib.suppress(OSError):
+                os.ftruncate(descriptor, size)
+                os.fsync(descriptor)
+            raise
     finally:
         os.close(descriptor)
     if size == 0:
         _fsync_folder(Path(path).parent)
     return size == 0
+
+
+def _lock(descriptor: int) -> None:
+    # Concurrent appenders must not truncate each other's lines on a rollback.
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: O_APPEND alone
+        return
+    fcntl.flock(descriptor, fcntl.LOCK_EX)
 
 
 def _fsync_folder(folder: Path) -> None:

@@ -15,10 +15,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from groundkit.judgments._errors import JudgmentError, ReportError
-from groundkit.judgments._paths import atomic_write_text
+from groundkit.judgments._paths import atomic_write_text, read_regular_bytes
 from groundkit.judgments._report_statistics import (
     BootstrapSettings,
     MetricAggregate,
@@ -123,6 +130,16 @@ class GoldEvidence(_Model):
     method: str | None = None
     closest: str | None = None
     similarity: float | None = None
+
+    @field_validator("spans")
+    @classmethod
+    def _check_spans(cls, value: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        # Checked when the report is read, so that a hand-edited span is named here and not
+        # met later as another model's raw validation dump.
+        for start, end in value:
+            if start < 0 or end < start:
+                raise ValueError(f"span [{start}, {end}) is reversed or negative")
+        return value
 
     @property
     def resolved(self) -> bool:
@@ -380,7 +397,10 @@ def _version_tuple(version: object) -> tuple[int, int] | None:
 
 def _format_error(error: Mapping[str, Any]) -> str:
     loc = ".".join(str(part) for part in error.get("loc", ())) or "report"
-    return f"{loc}: {error.get('msg', 'invalid')}"
+    message = str(error.get("msg", "invalid"))
+    if message.startswith(("Value error, ", "Assertion failed, ")):
+        message = message.split(", ", 1)[1]
+    return f"{loc}: {message}"
 
 
 def _drop_path(data: Any, loc: tuple[int | str, ...]) -> bool:
@@ -423,6 +443,31 @@ def _version_problem(data: Any) -> tuple[str | None, bool]:
     return None, version[1] > ours[1]
 
 
+def _summarise(exc: ValidationError, limit: int = 3) -> str:
+    errors = exc.errors()
+    shown = "; ".join(_format_error(e) for e in errors[:limit])
+    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
+    return f"not a valid groundkit report: {shown}{more}"
+
+
+def _validate(data: Any, later_minor: bool) -> EvalReport:
+    """Validate, dropping the fields a later minor version added (the one rule both readers use).
+
+    Raises:
+        ValidationError: What is still wrong once unknown fields are dropped.
+    """
+    if not later_minor:
+        return EvalReport.model_validate(data)
+    data = json.loads(json.dumps(data))  # private copy: unknown fields are pruned in place
+    while True:
+        try:
+            return EvalReport.model_validate(data)
+        except ValidationError as exc:
+            extras = [e for e in exc.errors() if e["type"] == "extra_forbidden"]
+            if not extras or not any(_drop_path(data, tuple(e["loc"])) for e in extras):
+                raise
+
+
 def parse_report(data: Any, *, source: str | Path | None = None) -> EvalReport:
     """Validate decoded JSON as an :class:`EvalReport`.
 
@@ -442,45 +487,35 @@ def parse_report(data: Any, *, source: str | Path | None = None) -> EvalReport:
     problem, later_minor = _version_problem(data)
     if problem is not None:
         raise ReportError(problem, path=source)
-    if later_minor:
-        data = json.loads(json.dumps(data))  # private copy: unknown fields are pruned in place
-        for _ in range(10_000):
-            try:
-                return EvalReport.model_validate(data)
-            except ValidationError as exc:
-                extras = [e for e in exc.errors() if e["type"] == "extra_forbidden"]
-                if not extras or not any(_drop_path(data, tuple(e["loc"])) for e in extras):
-                    raise ReportError(_summarise(exc), path=source) from None
     try:
-        return EvalReport.model_validate(data)
+        return _validate(data, later_minor)
     except ValidationError as exc:
         raise ReportError(_summarise(exc), path=source) from None
-
-
-def _summarise(exc: ValidationError, limit: int = 3) -> str:
-    errors = exc.errors()
-    shown = "; ".join(_format_error(e) for e in errors[:limit])
-    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
-    return f"not a valid groundkit report: {shown}{more}"
 
 
 def check_report(data: Any) -> list[str]:
     """List every mismatch between decoded JSON and the report contract.
 
+    Agrees with :func:`load_report`: a later minor version's unknown fields are not problems.
+
     Args:
         data: Decoded JSON of a report.
 
     Returns:
-        One line per problem; empty when the report is valid for this version.
+        One line per problem; empty when :func:`parse_report` would read the report.
     """
-    problem, _ = _version_problem(data)
+    problem, later_minor = _version_problem(data)
     if problem is not None:
         return [problem]
     try:
-        EvalReport.model_validate(data)
+        _validate(data, later_minor)
     except ValidationError as exc:
         return [_format_error(e) for e in exc.errors()]
     return []
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
 
 
 def load_report(path: str | Path) -> EvalReport:
@@ -490,16 +525,31 @@ def load_report(path: str | Path) -> EvalReport:
         ReportError: Unreadable file, invalid JSON, wrong version or schema mismatch.
     """
     file = Path(path)
+    if not (file.exists() or file.is_symlink()):
+        raise ReportError("report file not found", path=file)
     try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportError("report file not found", path=file) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"cannot read report: {exc}", path=file) from None
+        raw = read_regular_bytes(file)
+    except JudgmentError as exc:
+        raise ReportError(exc.message, path=file) from None
     try:
-        data = json.loads(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ReportError(
+            f"cannot read report: not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
+            path=file,
+            line=line,
+        ) from None
+    if not text.strip():
+        raise ReportError("the report file is empty", path=file)
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
-        raise ReportError(f"not JSON: {exc.msg}", path=file, line=exc.lineno) from None
+        raise ReportError(
+            f"not JSON: {exc.msg} (column {exc.colno})", path=file, line=exc.lineno
+        ) from None
+    except ValueError as exc:  # NaN or Infinity: not JSON, and no report writes them
+        raise ReportError(f"not JSON: {exc}", path=file) from None
     return parse_report(data, source=file)
 
 
@@ -508,11 +558,11 @@ def report_to_json(report: EvalReport) -> str:
     return report.model_dump_json(indent=1) + "\n"
 
 
-def dump_report(report: EvalReport, path: str | Path) -> None:
-    """Check and write a report atomically.
+def checked_report_json(report: EvalReport) -> str:
+    """The report's JSON text (:func:`report_to_json`), checked against the contract first.
 
     Raises:
-        ReportError: The report does not satisfy the contract (nothing is written).
+        ReportError: The report does not satisfy the contract.
     """
     text = report_to_json(report)
     # Re-read what is about to be written: a report built with model_construct or
@@ -524,12 +574,22 @@ def dump_report(report: EvalReport, path: str | Path) -> None:
         raise ReportError(
             "refusing to write an invalid report: " + "; ".join(problems[:3])
         ) from None
+    return text
+
+
+def dump_report(report: EvalReport, path: str | Path) -> None:
+    """Check and write a report atomically.
+
+    Raises:
+        ReportError: The report does not satisfy the contract (nothing is written).
+    """
+    text = checked_report_json(report)
     try:
         atomic_write_text(Path(path), text)
     except JudgmentError:
         raise
     except OSError as exc:
-        raise ReportError(f"cannot write report: {exc}", path=path) from None
+        raise ReportError(f"cannot write report: {exc.strerror or exc}", path=path) from None
 
 
 def shipped_report_schema() -> dict[str, Any]:

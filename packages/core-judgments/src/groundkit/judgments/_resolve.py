@@ -16,17 +16,21 @@ the query, not which copy, so retrieving any copy counts as retrieving the evide
 exact pass finds the quote, typographic variants of it elsewhere are not searched for.
 
 A quote that is still not found is reported with the most similar passage of its document and a
-similarity in [0, 1] (``difflib`` ratio over candidate windows anchored on the quote's rarest
-words), so that a person can correct it.
+similarity in [0, 1], so that a person can correct it. Candidate windows of the quote's length are
+anchored on the quote's rarest words; each is scored by the longest common subsequence of
+characters, ``2 * LCS / (len(window) + len(quote))`` (the Indel similarity, what RapidFuzz
+calls ``ratio``), computed bit-parallel on Python integers (Hyyrö's algorithm): about
+``len(window) * len(quote) / 64`` word operations per window, so a 3,000-character quote in a
+200 KB document takes well under a second whatever the text.
 """
 
 from __future__ import annotations
 
 import bisect
-import difflib
 import itertools
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -359,9 +363,9 @@ def closest_passage(text: str, quote: str) -> tuple[str, float] | None:
     """The passage of ``text`` most similar to ``quote``, for reporting an unresolved quote.
 
     Candidate windows of the quote's length are anchored on occurrences of the quote's rarest
-    words in the document and scored with :class:`difflib.SequenceMatcher` on normalised text,
-    so the cost depends on the quote and a bounded number of windows, not on the document size
-    squared.
+    words in the document and scored by their longest common subsequence with the quote, on
+    normalised text (see the module documentation), so the cost depends on the quote and a
+    bounded number of windows, not on the document size squared.
 
     Args:
         text: The document text.
@@ -372,6 +376,48 @@ def closest_passage(text: str, quote: str) -> tuple[str, float] | None:
         words) and its similarity ratio in [0, 1]; ``None`` if ``text`` or ``quote`` is blank.
     """
     return _closest(_normalise(text), text, _normalised_quote(quote))
+
+
+class _LcsScorer:
+    """Similarity of texts to one fixed quote: ``2 * LCS / (len(text) + len(quote))``.
+
+    The LCS length is computed with Hyyrö's bit-parallel recurrence (one machine word per 64
+    quote characters, here one Python integer for the whole quote): for every character of the
+    other text, ``V = (V + U) | (V - U)`` with ``U = V & match_mask[char]``; the LCS length is
+    the number of zero bits of ``V``.
+    """
+
+    def __init__(self, quote: str) -> None:
+        self.length = len(quote)
+        self.full = (1 << self.length) - 1
+        masks: dict[str, int] = {}
+        for index, char in enumerate(quote):
+            masks[char] = masks.get(char, 0) | (1 << index)
+        self.masks = masks
+        self.counts = Counter(quote)
+
+    def lcs(self, other: str) -> int:
+        """The length of the longest common subsequence of ``other`` and the quote."""
+        masks = self.masks
+        full = self.full
+        row = full
+        for char in other:
+            matches = row & masks.get(char, 0)
+            row = ((row + matches) | (row - matches)) & full
+        return self.length - row.bit_count()
+
+    def ratio(self, other: str, *, at_least: float = -1.0) -> float:
+        """The similarity in [0, 1]; ``-1`` without computing it when it cannot beat ``at_least``.
+
+        The shared character counts bound the LCS from above, which skips hopeless windows.
+        """
+        total = len(other) + self.length
+        if total == 0:
+            return 1.0
+        shared = sum((Counter(other) & self.counts).values())
+        if 2.0 * shared / total <= at_least:
+            return -1.0
+        return 2.0 * self.lcs(other) / total
 
 
 def _closest(normalised: _Normalised, text: str, quote: str) -> tuple[str, float] | None:
@@ -394,14 +440,10 @@ def _closest(normalised: _Normalised, text: str, quote: str) -> tuple[str, float
     if not candidates:
         step = last_start // _MAX_CANDIDATES + 1
         candidates = set(range(0, last_start + 1, step))
-    matcher = difflib.SequenceMatcher(None, autojunk=False)
-    matcher.set_seq2(quote)
+    scorer = _LcsScorer(quote)
     best_ratio, best_start = -1.0, 0
     for start in sorted(candidates):
-        matcher.set_seq1(haystack[start : start + width])
-        if matcher.real_quick_ratio() <= best_ratio or matcher.quick_ratio() <= best_ratio:
-            continue
-        ratio = matcher.ratio()
+        ratio = scorer.ratio(haystack[start : start + width], at_least=best_ratio)
         if ratio > best_ratio:
             best_ratio, best_start = ratio, start
     start, end = best_start, best_start + width

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from groundkit.judgments._errors import JudgmentError
-from groundkit.judgments._paths import atomic_write_text
+from groundkit.judgments._paths import atomic_write_text, read_regular_bytes
 
 __all__ = [
     "Qrels",
@@ -61,11 +61,7 @@ class TrecRun(dict[str, dict[str, float]]):
 
 
 def _read_lines(path: str | Path) -> list[bytes]:
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise JudgmentError(f"cannot read file: {error.strerror or error}", path=path) from None
-    return data.split(b"\n")
+    return read_regular_bytes(path).split(b"\n")
 
 
 def _text(field: bytes, path: str | Path, line: int) -> str:

@@ -304,7 +304,7 @@ def _ideal_dcg(ranked: _Rankings, cutoffs: Iterable[int]) -> dict[int, FloatArra
     gain = gain[order]
     starts = np.searchsorted(query, np.arange(n_queries))
     local = np.arange(len(query)) - starts[query] if len(query) else np.zeros(0, np.int64)
-    weights = gain / np.log2(local + 2.0)
+    weights = gain / _log2_table(int(local.max()) + 1 if local.size else 0)[local]
     out: dict[int, FloatArray] = {}
     for cutoff in cutoffs:
         kept = weights if cutoff == 0 else np.where(local < cutoff, weights, 0.0)
@@ -321,6 +321,33 @@ def _at(cum: IntArray, lengths: IntArray, cutoff: IntArray) -> IntArray:
         else np.zeros(len(top), np.int64)
     )
     return np.where(top > 0, picked, 0)
+
+
+def _log2_table(size: int) -> FloatArray:
+    """``log2(i + 2)`` for ``i < size`` from the C library, as trec_eval computes its discounts.
+
+    numpy's vectorised ``log2`` may differ from the C library's in the last bit on some
+    processors; a value printed to four decimals would then differ on a rounding boundary.
+    """
+    return np.fromiter((math.log2(i + 2) for i in range(size)), np.float64, size)
+
+
+def _row_sums(values: FloatArray) -> FloatArray:
+    """Sums along each row, added left to right as trec_eval adds them.
+
+    ``ndarray.sum`` adds in pairs (more exact, but not what trec_eval does), which can change
+    the last bit and so the printed fourth decimal of a value lying on a rounding boundary.
+    """
+    if values.shape[1] == 0:
+        return np.zeros(values.shape[0], dtype=np.float64)
+    return np.cumsum(values, axis=1)[:, -1]
+
+
+def _sequential_sum(values: FloatArray) -> float:
+    total = 0.0
+    for value in values.tolist():
+        total += value
+    return total
 
 
 def _ratio(numerator: npt.ArrayLike, denominator: npt.ArrayLike) -> FloatArray:
@@ -366,7 +393,7 @@ def _block(
     out: dict[str, FloatArray] = {}
     precision_after: FloatArray | None = None
     gains = np.maximum(codes, 0).astype(np.float64)
-    discounted = gains / np.log2(ranks + 1.0)
+    discounted = gains / _log2_table(depth)[None, :]
     for measure in measures:
         family, param = measure.family, measure.param
         cutoff = np.full(n_queries, int(param or 0), dtype=np.int64)
@@ -377,7 +404,7 @@ def _block(
         elif family == "num_rel_ret":
             value = rel_ret.astype(np.float64)
         elif family in ("map", "gm_map"):
-            value = _ratio(precision_at_rel.sum(axis=1), n_rel)
+            value = _ratio(_row_sums(precision_at_rel), n_rel)
         elif family == "Rprec":
             value = _ratio(_at(cum, lengths, n_rel), n_rel)
         elif family in ("bpref", "gm_bpref"):
@@ -387,7 +414,7 @@ def _block(
             term = np.where(
                 before > 0, 1.0 - _ratio(np.minimum(before, n_rel[:, None]), bound), 1.0
             )
-            value = _ratio(np.where(relevant, term, 0.0).sum(axis=1), n_rel)
+            value = _ratio(_row_sums(np.where(relevant, term, 0.0)), n_rel)
         elif family == "recip_rank":
             first = relevant.argmax(axis=1) if depth else np.zeros(n_queries, np.int64)
             value = np.where(relevant.any(axis=1), 1.0 / (first + 1.0), 0.0)
@@ -410,13 +437,13 @@ def _block(
         elif family == "utility":
             value = (2 * rel_ret - lengths).astype(np.float64)
         elif family == "ndcg":
-            value = _ratio(discounted.sum(axis=1), ideal[0][rows])
+            value = _ratio(_row_sums(discounted), ideal[0][rows])
         elif family == "ndcg_cut":
             top = int(param or 0)
-            value = _ratio(discounted[:, :top].sum(axis=1), ideal[top][rows])
+            value = _ratio(_row_sums(discounted[:, :top]), ideal[top][rows])
         elif family == "map_cut":
             top = int(param or 0)
-            value = _ratio(precision_at_rel[:, :top].sum(axis=1), n_rel)
+            value = _ratio(_row_sums(precision_at_rel[:, :top]), n_rel)
         elif family == "relative_P":
             value = _ratio(_at(cum, lengths, cutoff), np.minimum(cutoff, n_rel))
         elif family == "success":
@@ -438,7 +465,8 @@ def _block(
         else:
             continue
         if family in _GEOMETRIC:
-            value = np.log(np.maximum(value, _MIN_GEO_MEAN))
+            floored = np.maximum(value, _MIN_GEO_MEAN)
+            value = np.fromiter((math.log(v) for v in floored.tolist()), np.float64, len(floored))
         out[measure.name] = value
     return out
 
@@ -531,11 +559,12 @@ def evaluate_trec(
         if measure.family == "num_q":
             summary[measure.name] = float(n_queries)
         elif measure.family in _COUNTS:
-            summary[measure.name] = float(values[measure.name].sum())
+            summary[measure.name] = _sequential_sum(values[measure.name])
         elif measure.family in _GEOMETRIC:
-            summary[measure.name] = math.exp(float(values[measure.name].sum()) / n_queries)
+            summary[measure.name] = math.exp(_sequential_sum(values[measure.name]) / n_queries)
         elif measure.name in values:
-            summary[measure.name] = float(values[measure.name].sum()) / n_queries
+            # Accumulated query by query in qid order, then divided: trec_eval's arithmetic.
+            summary[measure.name] = _sequential_sum(values[measure.name]) / n_queries
     relstrings: dict[str, dict[str, str]] = {}
     for measure in selected:
         if measure.family == "relstring":

@@ -31,7 +31,7 @@ from groundkit.diagnosis._errors import DiagnosisError
 from groundkit.diagnosis._fixes import fixes as rank_fixes
 from groundkit.diagnosis._hashing import canonical_json, items_hash
 from groundkit.diagnosis._models import FIXES, Diagnosis, Fix, FixName, StageSnapshot
-from groundkit.judgments import append_line
+from groundkit.judgments import JudgmentError, append_line, read_regular_bytes
 from groundkit.stats import ItemComparison, Verdict, compare_items
 
 __all__ = [
@@ -287,14 +287,14 @@ def read_track_record(path: str | Path, *, missing_ok: bool = False) -> TrackRec
         DiagnosisError: The file is missing (unless ``missing_ok``) or unreadable.
     """
     file = Path(path)
-    try:
-        raw = file.read_bytes()
-    except FileNotFoundError:
+    if not (file.exists() or file.is_symlink()):
         if missing_ok:
             return TrackRecord(path=str(file))
-        raise DiagnosisError("track record not found", path=file) from None
-    except OSError as exc:
-        raise DiagnosisError(f"cannot read the track record: {exc.strerror}", path=file) from None
+        raise DiagnosisError("track record not found", path=file)
+    try:
+        raw = read_regular_bytes(file)  # a pipe or a device is refused, never waited on
+    except JudgmentError as exc:
+        raise DiagnosisError(f"cannot read the track record: {exc.message}", path=file) from None
     predictions: list[Prediction] = []
     measurements: list[Measurement] = []
     cautions: list[Caution] = []

@@ -1,22 +1,19 @@
-"""Adapting a BEIR dataset: validate everything, then write (two streaming passes).
+"""Adapting a BEIR dataset: check everything, report every problem at once, then write once.
 
 Pass 1 reads ``qrels/<split>.tsv`` (small), streams ``queries.jsonl`` and ``corpus.jsonl``
-(plain or ``.gz``) validating every record, and keeps only what the judgments need: each
-document id with its line number, and the adapted text of the documents that some positive
-qrels row names (the gold quotes). A SHA-256 digest of the corpus bytes is taken on the way.
-Then the qrels are checked against the ids, the ids against groundkit's contracts (or mapped),
-the judgments are built, and the output folder and every target path are checked. Only then
-pass 2 streams the corpus again and writes one file per document; it checks that each record
-has the id seen on the same line in pass 1 and, at the end, that the digest is unchanged.
-Any failure while writing removes what was written.
+(plain or ``.gz``) checking every record, and keeps only what the judgments need (see
+``_scan``). Every problem of the dataset is collected and reported together, grouped by kind.
+Then the ids are checked against groundkit's contracts (or mapped), the judgments are built,
+and the output folder and every target path are checked. Only then pass 2 streams the corpus
+again into a temporary folder; it checks that each record has the id seen on the same line in
+pass 1 and, at the end, that the digest is unchanged. The temporary folder is flushed to disk
+once and renamed into place once (``_output``): a failure or a signal leaves nothing behind.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -31,112 +28,53 @@ from groundkit.adapters.beir._ids import (
     query_id_problem,
     strict_id_error,
 )
-from groundkit.adapters.beir._jsonl import find_jsonl, iter_json_objects
+from groundkit.adapters.beir._jsonl import find_jsonl
+from groundkit.adapters.beir._notes import adaptation_notes
 from groundkit.adapters.beir._output import (
+    MANIFEST_KIND,
     OutputLayout,
-    OutputWriter,
     check_output,
     check_targets,
+    write_adaptation,
 )
-from groundkit.adapters.beir._qrels import QrelsRow, find_qrels, read_qrels, validate_split
-from groundkit.adapters.beir._records import parse_document, parse_query
-from groundkit.adapters.beir._report import COMPARABILITY_NOTE, BeirAdaptationReport
+from groundkit.adapters.beir._problems import ProblemLog
+from groundkit.adapters.beir._qrels import (
+    QrelsFile,
+    QrelsRow,
+    find_qrels,
+    read_qrels,
+    validate_split,
+)
+from groundkit.adapters.beir._report import BeirAdaptationReport
+from groundkit.adapters.beir._scan import (
+    CorpusScan,
+    QrelsCheck,
+    QueryScan,
+    check_qrels,
+    documents_again,
+    scan_corpus,
+    scan_queries,
+)
 from groundkit.judgments import (
     GoldQuote,
     Judgment,
     JudgmentError,
-    dump_judgments,
     format_validation_error,
+    judgments_text,
     load_judgments,
 )
 
 __all__ = ["adapt_beir_dataset"]
 
 
-@dataclass(slots=True)
-class _CorpusScan:
-    """What pass 1 keeps of the corpus."""
-
-    lines: dict[str, int] = field(default_factory=dict)  # id -> line, in file order
-    gold_texts: dict[str, str] = field(default_factory=dict)  # only documents with positives
-    total_characters: int = 0
-    digest: str = ""
-
-
-@dataclass(slots=True)
-class _QueryScan:
-    lines: dict[str, int] = field(default_factory=dict)
-    texts: dict[str, str] = field(default_factory=dict)  # only judged queries
-
-
-def _scan_queries(path: Path, needed: set[str]) -> _QueryScan:
-    scan = _QueryScan()
-    for line, data in iter_json_objects(path):
-        record = parse_query(data, path, line)
-        previous = scan.lines.setdefault(record.query_id, line)
-        if previous != line:
-            raise BeirError(
-                f"duplicate query id (first on line {previous})",
-                path=path,
-                line=line,
-                item_id=record.query_id,
-            )
-        if record.query_id in needed:
-            scan.texts[record.query_id] = record.text
-    if not scan.lines:
-        raise BeirError("no queries in file", path=path)
-    return scan
-
-
-def _scan_corpus(path: Path, needed: set[str]) -> _CorpusScan:
-    scan = _CorpusScan()
-    digest = hashlib.sha256()
-    for line, data in iter_json_objects(path, digest.update):
-        record = parse_document(data, path, line)
-        previous = scan.lines.setdefault(record.doc_id, line)
-        if previous != line:
-            raise BeirError(
-                f"duplicate document id (first on line {previous})",
-                path=path,
-                line=line,
-                item_id=record.doc_id,
-            )
-        scan.total_characters += len(record.text)
-        if record.doc_id in needed:
-            scan.gold_texts[record.doc_id] = record.text
-    if not scan.lines:
-        raise BeirError("no documents in file", path=path)
-    scan.digest = digest.hexdigest()
-    return scan
-
-
-def _check_qrels_ids(
-    rows: list[QrelsRow], path: Path, queries: _QueryScan, corpus: _CorpusScan
-) -> list[QrelsRow]:
-    for row in rows:
-        if row.query_id not in queries.lines:
-            raise BeirError(
-                f"query id {row.query_id!r} is not in the queries file", path=path, line=row.line
-            )
-        if row.doc_id not in corpus.lines:
-            raise BeirError(
-                f"document id {row.doc_id!r} is not in the corpus", path=path, line=row.line
-            )
-    positives = [row for row in rows if row.score > 0]
-    if not positives:
-        raise BeirError(
-            "the split has no positive rows (score > 0), so there is nothing to judge", path=path
-        )
-    return positives
-
-
 def _resolve_ids(
     mode: IdMapping,
-    corpus: _CorpusScan,
+    corpus: CorpusScan,
     judged_queries: list[str],
-    queries: _QueryScan,
+    queries: QueryScan,
     corpus_path: Path,
     queries_path: Path,
+    problems: ProblemLog,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Return the (document, query) id mappings; in strict mode refuse unusable ids."""
     if mode == "slug":
@@ -159,14 +97,17 @@ def _resolve_ids(
         if problem is not None:
             bad_queries.append((query_id, queries.lines[query_id], problem))
     if bad_docs or bad_queries:
-        raise strict_id_error(bad_docs, bad_queries, corpus_path, queries_path)
+        problems.add(
+            "id groundkit cannot use as it is",
+            strict_id_error(bad_docs, bad_queries, corpus_path, queries_path),
+        )
     return {}, {}
 
 
 def _build_judgments(
     positives: list[QrelsRow],
-    queries: _QueryScan,
-    corpus: _CorpusScan,
+    queries: QueryScan,
+    corpus: CorpusScan,
     doc_map: dict[str, str],
     query_map: dict[str, str],
     qrels_path: Path,
@@ -206,30 +147,63 @@ def _build_judgments(
     return judgments
 
 
-def _documents_again(
-    path: Path, corpus: _CorpusScan, doc_map: dict[str, str]
-) -> Iterator[tuple[str, str]]:
-    """Pass 2: stream ``(file name, text)``, checking the file is the one pass 1 read."""
-    digest = hashlib.sha256()
-    count = 0
-    for line, data in iter_json_objects(path, digest.update):
-        record = parse_document(data, path, line)
-        if corpus.lines.get(record.doc_id) != line:
-            raise BeirError(
-                "the corpus file changed while it was being adapted",
-                path=path,
-                line=line,
-                item_id=record.doc_id,
-            )
-        count += 1
-        yield doc_map.get(record.doc_id, record.doc_id) + DOCUMENT_SUFFIX, record.text
-    if count != len(corpus.lines) or digest.hexdigest() != corpus.digest:
-        raise BeirError("the corpus file changed while it was being adapted", path=path)
-
-
 def _id_map_json(doc_map: dict[str, str], query_map: dict[str, str]) -> bytes:
     content = {"documents": doc_map, "queries": query_map}
     return (json.dumps(content, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode()
+
+
+def _find_inputs(
+    source: Path, split: str, problems: ProblemLog
+) -> tuple[Path | None, Path | None, Path | None]:
+    found: list[Path | None] = []
+    finders: tuple[Callable[[], Path], ...] = (
+        lambda: find_jsonl(source, "corpus"),
+        lambda: find_jsonl(source, "queries"),
+        lambda: find_qrels(source, split),
+    )
+    for find in finders:
+        try:
+            found.append(find())
+        except BeirError as error:
+            problems.add("missing or unreadable file", error)
+            found.append(None)
+    return found[0], found[1], found[2]
+
+
+def _scan(
+    source: Path, split: str, skip_empty: bool
+) -> tuple[ProblemLog, Path, Path, Path, QrelsFile, QueryScan, CorpusScan, QrelsCheck]:
+    """Pass 1 over the three files; every problem is in the returned log."""
+    problems = ProblemLog(source)
+    corpus_path, queries_path, qrels_path = _find_inputs(source, split, problems)
+    qrels = QrelsFile() if qrels_path is None else read_qrels(qrels_path, problems)
+    needed_docs = {row.doc_id for row in qrels.rows if row.score > 0}
+    needed_queries = {row.query_id for row in qrels.rows if row.score > 0}
+    queries = (
+        QueryScan()
+        if queries_path is None
+        else scan_queries(queries_path, needed_queries, problems)
+    )
+    corpus = (
+        CorpusScan()
+        if corpus_path is None
+        else scan_corpus(corpus_path, needed_docs, problems, skip_empty=skip_empty)
+    )
+    if corpus_path is None or queries_path is None or qrels_path is None:
+        problems.raise_if_any()  # cross-checks against a missing file would only add noise
+    assert corpus_path is not None
+    assert queries_path is not None
+    assert qrels_path is not None
+    check = check_qrels(qrels.rows, qrels_path, queries, corpus, problems)
+    if not check.positives and problems.total == 0:
+        problems.add(
+            "split without positive rows",
+            BeirError(
+                "the split has no positive rows (score > 0), so there is nothing to judge",
+                path=qrels_path,
+            ),
+        )
+    return problems, corpus_path, queries_path, qrels_path, qrels, queries, corpus, check
 
 
 def adapt_beir_dataset(
@@ -239,33 +213,47 @@ def adapt_beir_dataset(
     split: str = "test",
     id_mapping: IdMapping = "strict",
     progress: Callable[[int, int], None] | None = None,
+    skip_empty_documents: bool = False,
+    force: bool = False,
 ) -> BeirAdaptationReport:
     r"""Turn a BEIR dataset into a groundkit corpus folder and quote-anchored judgments.
 
     Reads BEIR's layout in ``source_dir`` — ``corpus.jsonl`` (``_id``, optional ``title``,
     ``text``), ``queries.jsonl`` (``_id``, ``text``), ``qrels/<split>.tsv`` (``query-id``,
-    ``corpus-id``, ``score``; header optional); the JSONL files may be ``.jsonl.gz`` — and
-    writes ``output_dir/corpus/<doc id>.txt`` (title, ``"\n\n"``, body), ``judgments.jsonl``
-    (one judgment per query with a positive row; each gold quote a whole document with the
-    qrels score as grade) and, when ids were mapped, ``id_map.json``.
+    ``corpus-id``, ``score``; header optional; TREC's 4-column layout accepted); the JSONL
+    files may be ``.jsonl.gz`` — and writes ``output_dir/corpus/<doc id>.txt`` (title,
+    ``"
 
-    Everything is validated before anything is written; a refused dataset leaves the output
-    folder exactly as it was. The written judgments are read back with ``load_judgments``.
+    "``, body), ``judgments.jsonl`` (one judgment per query with a positive row; each
+    gold quote a whole document with the qrels score as grade), ``id_map.json`` when ids were
+    mapped, and the manifest ``.groundkit-beir.json``.
+
+    Everything is checked before anything is written, and every problem of the dataset is
+    reported in one error (grouped by kind, with counts and the first places). The output is
+    written all at once: a refused dataset, a failure or a signal leaves the output folder
+    exactly as it was. The written judgments are read back with ``load_judgments``.
 
     Args:
         source_dir: The BEIR dataset folder (an untrusted download).
-        output_dir: Where to write; created if missing; its ``corpus/`` must be absent or empty.
+        output_dir: Where to write; created if missing. An existing ``corpus/``,
+            ``judgments.jsonl`` or ``id_map.json`` is replaced only when it comes from an
+            earlier adaptation (the folder's manifest says so) or with ``force``.
         split: The qrels split: letters, digits, ``.``, ``_``, ``-``.
         id_mapping: ``"strict"`` refuses ids groundkit cannot use as they are; ``"slug"``
             maps them to safe kebab-case names (recorded in ``id_map.json``).
         progress: Called with ``(documents written, total)`` while the corpus is written.
+        skip_empty_documents: Leave out documents with neither title nor text, and the qrels
+            rows that name them (counted in the notes), instead of refusing the dataset.
+        force: Replace an existing ``corpus/``, ``judgments.jsonl`` or ``id_map.json`` that
+            is not from an earlier adaptation.
 
     Returns:
-        What was written, with counts, mapped ids and the comparability note.
+        What was written, with counts, mapped ids, what was left out and the comparability
+        note.
 
     Raises:
         BeirError: Any problem with the arguments, the dataset or the output folder; one line
-            naming the file, line and id concerned.
+            naming the file, line and id concerned (several problems: grouped by kind).
     """
     source = Path(source_dir)
     layout = OutputLayout.of(Path(output_dir))
@@ -274,62 +262,56 @@ def adapt_beir_dataset(
         raise BeirError(f"id_mapping must be 'strict' or 'slug', not {id_mapping!r}")
     if not source.is_dir():
         raise BeirError("BEIR dataset folder not found", path=source)
-    check_output(layout)  # fail fast; checked again below, just before writing
+    check_output(layout, force=force, source=source)  # fail fast; again below, before writing
 
-    corpus_path = find_jsonl(source, "corpus")
-    queries_path = find_jsonl(source, "queries")
-    qrels_path = find_qrels(source, split)
-    rows = read_qrels(qrels_path)
-    needed_docs = {row.doc_id for row in rows if row.score > 0}
-    needed_queries = {row.query_id for row in rows if row.score > 0}
-    queries = _scan_queries(queries_path, needed_queries)
-    corpus = _scan_corpus(corpus_path, needed_docs)
-    positives = _check_qrels_ids(rows, qrels_path, queries, corpus)
-    judged = sorted(needed_queries)
-    doc_map, query_map = _resolve_ids(
-        id_mapping, corpus, judged, queries, corpus_path, queries_path
+    problems, corpus_path, queries_path, qrels_path, qrels, queries, corpus, check = _scan(
+        source, split, skip_empty_documents
     )
-    judgments = _build_judgments(positives, queries, corpus, doc_map, query_map, qrels_path)
+    judged = sorted({row.query_id for row in check.positives})
+    doc_map, query_map = _resolve_ids(
+        id_mapping, corpus, judged, queries, corpus_path, queries_path, problems
+    )
+    problems.raise_if_any()
+    judgments = _build_judgments(check.positives, queries, corpus, doc_map, query_map, qrels_path)
     writes_id_map = bool(doc_map or query_map)
-    check_output(layout, writes_id_map=writes_id_map)
+    check_output(layout, writes_id_map=writes_id_map, force=force, source=source)
     check_targets(
         layout, (doc_map.get(doc_id, doc_id) + DOCUMENT_SUFFIX for doc_id in corpus.lines)
     )
+    notes = adaptation_notes(split, qrels, queries, corpus, check, len(judgments))
 
-    writer = OutputWriter(layout)
-    try:
-        writer.prepare()
-        writer.write_corpus(
-            _documents_again(corpus_path, corpus, doc_map), len(corpus.lines), progress
-        )
-        if writes_id_map:
-            writer.write_file(layout.id_map_path, _id_map_json(doc_map, query_map))
-        judgments_existed = layout.judgments_path.exists()
+    def verify(path: Path) -> None:
         try:
-            dump_judgments(judgments, layout.judgments_path)
-        except OSError as error:
-            raise BeirError(
-                f"cannot write file: {error.strerror or error}", path=layout.judgments_path
-            ) from None
-        if not judgments_existed:
-            writer.remember(layout.judgments_path)
-        try:
-            reread = load_judgments(layout.judgments_path)
+            reread = load_judgments(path)
         except JudgmentError as error:
             raise BeirError(f"written judgments do not load back: {error}") from None
         if reread != judgments:
             raise BeirError("written judgments differ when read back", path=layout.judgments_path)
-    except BaseException:
-        writer.rollback()
-        raise
 
+    write_adaptation(
+        layout,
+        documents=documents_again(corpus_path, corpus, doc_map, DOCUMENT_SUFFIX),
+        total=len(corpus.lines),
+        judgments_text=judgments_text(judgments),
+        id_map=_id_map_json(doc_map, query_map) if writes_id_map else None,
+        manifest={
+            "kind": MANIFEST_KIND,
+            "version": 1,
+            "split": split,
+            "documents": len(corpus.lines),
+            "queries": len(judgments),
+            "id_mapping": id_mapping,
+        },
+        progress=progress,
+        verify=verify,
+    )
     return BeirAdaptationReport(
         source_dir=source.absolute(),
         output_dir=layout.root.absolute(),
         split=split,
         document_count=len(corpus.lines),
         query_count=len(judgments),
-        relevance_pair_count=len(positives),
+        relevance_pair_count=len(check.positives),
         total_characters=corpus.total_characters,
         corpus_dir=layout.corpus_dir.absolute(),
         judgments_path=layout.judgments_path.absolute(),
@@ -337,5 +319,11 @@ def adapt_beir_dataset(
         mapped_document_ids=doc_map,
         mapped_query_ids=query_map,
         id_map_path=layout.id_map_path.absolute() if writes_id_map else None,
-        notes=(COMPARABILITY_NOTE,),
+        unjudged_query_count=len(queries.lines) - len(check.judged_queries),
+        no_positive_query_count=len(check.judged_queries) - len(judgments),
+        skipped_documents=tuple(sorted(corpus.empty)) if skip_empty_documents else (),
+        skipped_qrels_rows=check.dropped_empty_rows,
+        qrels_columns=qrels.columns,
+        zero_padded_ids=tuple(dict.fromkeys(check.padded)),
+        notes=notes,
     )

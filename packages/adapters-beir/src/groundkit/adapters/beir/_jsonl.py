@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from groundkit.adapters.beir._errors import BeirError
+from groundkit.adapters.beir._problems import ProblemLog
 from groundkit.judgments import JudgmentError, parse_jsonl_line
 
 __all__ = ["find_jsonl", "iter_json_objects"]
@@ -64,7 +65,9 @@ def _parse_line(raw: bytes, path: Path, number: int) -> dict[str, Any] | None:
 
 
 def iter_json_objects(
-    path: Path, on_bytes: Callable[[bytes], None] | None = None
+    path: Path,
+    on_bytes: Callable[[bytes], None] | None = None,
+    problems: ProblemLog | None = None,
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Stream ``(line_number, object)`` pairs of a JSON Lines file (``.gz`` decompressed).
 
@@ -73,6 +76,8 @@ def iter_json_objects(
     Args:
         path: The file.
         on_bytes: Called with every raw (decompressed) line, e.g. to hash the content.
+        problems: Record bad lines here and go on (a file that cannot be read further is
+            recorded and ends the iteration); without it the first problem is raised.
 
     Raises:
         BeirError: The file is unreadable, truncated or corrupt (gzip), not UTF-8, or a line
@@ -85,16 +90,26 @@ def iter_json_objects(
             try:
                 raw = handle.readline()
             except (OSError, EOFError, zlib.error) as error:
-                raise BeirError(
+                failure = BeirError(
                     f"cannot read (corrupt or truncated file?): {error}",
                     path=path,
                     line=number + 1,
-                ) from None
+                )
+                if problems is None:
+                    raise failure from None
+                problems.add("unreadable file", failure)
+                return
             if not raw:
                 return
             number += 1
             if on_bytes is not None:
                 on_bytes(raw)
-            value = _parse_line(raw, path, number)
+            try:
+                value = _parse_line(raw, path, number)
+            except BeirError as error:
+                if problems is None:
+                    raise
+                problems.add("line that is not one JSON object", error)
+                continue
             if value is not None:
                 yield number, value

@@ -1,47 +1,62 @@
-"""The output folder: checks that write nothing, then writes that can be rolled back.
+"""The output folder: checks that write nothing, then one all-or-nothing write.
 
-Layout: ``corpus/<document id>.txt``, ``judgments.jsonl`` and, when ids were mapped,
-``id_map.json``. :func:`check_output` and :func:`check_targets` run before anything is
-written. :class:`OutputWriter` records every folder and file it creates, so a failure half-way
-(a full disk, a corpus file that changed between the two reading passes, an interrupt) removes
-them again and leaves the output folder as it was.
+Layout: ``corpus/<document id>.txt``, ``judgments.jsonl``, ``id_map.json`` when ids were mapped,
+and ``.groundkit-beir.json``, a small manifest that marks the folder as an adaptation (so a
+later adaptation may replace it, and a user's own files are never taken for one).
+
+Writing goes through core's :class:`~groundkit.judgments.OutputSet`. When the output folder does
+not exist yet, everything is written into one temporary sibling folder, flushed to disk once,
+and renamed into place once. When it exists, ``corpus/``, ``judgments.jsonl``, ``id_map.json``
+and the manifest are written as temporaries inside it and renamed together (journaled, so a
+kill during the renames is completed by the next run). Either way a failure or a signal leaves
+the old state; a retry after SIGKILL removes the dead run's temporaries first.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from groundkit.adapters.beir._errors import BeirError
-from groundkit.judgments import JudgmentError, atomic_write_bytes, ensure_within
+from groundkit.judgments import (
+    MAX_NAME_BYTES,
+    InputPath,
+    JudgmentError,
+    OutputPath,
+    OutputSet,
+    ensure_within,
+    guard_outputs,
+    is_judgments_file,
+)
 
 __all__ = [
     "CORPUS_DIR_NAME",
     "ID_MAP_NAME",
     "JUDGMENTS_NAME",
+    "MANIFEST_KIND",
+    "MANIFEST_NAME",
     "OutputLayout",
-    "OutputWriter",
     "check_output",
     "check_targets",
+    "write_adaptation",
 ]
 
 CORPUS_DIR_NAME = "corpus"
 JUDGMENTS_NAME = "judgments.jsonl"
 ID_MAP_NAME = "id_map.json"
-
-# Each atomic write fsyncs its file; a few threads overlap those waits (they release the GIL),
-# which makes writing thousands of small files several times faster than one at a time.
-_WRITER_THREADS = 16
-# Bounded look-ahead: the texts waiting to be written stay a small, fixed amount of memory.
-_MAX_IN_FLIGHT = 128
+MANIFEST_NAME = ".groundkit-beir.json"
+MANIFEST_KIND = "groundkit-beir-adaptation"
 # Progress is reported at the start, the end, and about every 0.5% of the documents.
 _PROGRESS_STEPS = 200
+_WRITER_THREADS = 8
+_MAX_IN_FLIGHT = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +67,7 @@ class OutputLayout:
     corpus_dir: Path
     judgments_path: Path
     id_map_path: Path
+    manifest_path: Path
 
     @classmethod
     def of(cls, output_dir: Path) -> OutputLayout:
@@ -61,7 +77,17 @@ class OutputLayout:
             output_dir / CORPUS_DIR_NAME,
             output_dir / JUDGMENTS_NAME,
             output_dir / ID_MAP_NAME,
+            output_dir / MANIFEST_NAME,
         )
+
+
+def is_adaptation(layout: OutputLayout) -> bool:
+    """Whether the output folder holds an earlier adaptation (its manifest says so)."""
+    try:
+        data = json.loads(layout.manifest_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("kind") == MANIFEST_KIND
 
 
 def _first_existing_ancestor(path: Path) -> Path:
@@ -79,24 +105,67 @@ def _check_file_slot(path: Path, what: str) -> None:
         raise BeirError(f"{what} exists and is {kind}", path=path)
 
 
-def check_output(layout: OutputLayout, *, writes_id_map: bool | None = None) -> None:
+def _foreign(path: Path, what: str) -> BeirError:
+    return BeirError(
+        f"{what} is not from an earlier adaptation (the folder has no {MANIFEST_NAME}); "
+        "refusing to replace it: choose a new output folder, or pass force=True (CLI: --force)",
+        path=path,
+    )
+
+
+def _check_corpus_slot(layout: OutputLayout, adopted: bool, force: bool) -> None:
+    corpus = layout.corpus_dir
+    if corpus.is_symlink():
+        raise BeirError("corpus is a symbolic link; refusing to write through it", path=corpus)
+    if not corpus.exists():
+        return
+    if not corpus.is_dir():
+        raise BeirError("corpus exists and is not a folder", path=corpus)
+    with os.scandir(corpus) as entries:
+        empty = next(entries, None) is None
+    if not empty and not (adopted or force):
+        raise BeirError(
+            "corpus folder is not empty; adapting into it would mix two datasets (it is not "
+            "from an earlier adaptation: choose a new output folder, or pass force=True, CLI: "
+            "--force, to replace it)",
+            path=corpus,
+        )
+    if not os.access(corpus, os.W_OK | os.X_OK):
+        raise BeirError("corpus folder is not writable", path=corpus)
+
+
+def check_output(
+    layout: OutputLayout,
+    *,
+    writes_id_map: bool | None = None,
+    force: bool = False,
+    source: Path | None = None,
+) -> None:
     """Refuse an output folder that cannot receive the adapted dataset cleanly.
 
-    Writes nothing. Refused: an output path that is a file (or a broken link); a missing
-    output folder whose nearest existing ancestor is not a writable folder; a ``corpus`` that
-    is a symbolic link, not a folder, or a non-empty folder (two datasets would mix);
-    ``judgments.jsonl`` or ``id_map.json`` that is a symbolic link or not a regular file; and,
-    when ``writes_id_map`` is False, a leftover ``id_map.json`` that would describe another
-    dataset.
+    Writes nothing. Refused: an output path that is a file (or a broken link), inside the
+    dataset folder or holding it, or with a name too long; a missing output folder whose
+    nearest existing ancestor is not a writable folder; a ``corpus`` that is a symbolic link
+    or not a folder; ``judgments.jsonl`` or ``id_map.json`` that is a symbolic link or not a
+    regular file. Unless the folder holds an earlier adaptation (its manifest) or ``force``,
+    also a non-empty ``corpus/``, a ``judgments.jsonl`` that is not a judgments file and an
+    ``id_map.json``, which would be replaced.
 
     Args:
         layout: The output layout.
         writes_id_map: Whether this run writes ``id_map.json`` (``None``: not known yet).
+        force: Replace what is there even when it is not from an adaptation.
+        source: The dataset folder (an output never lies inside its input).
 
     Raises:
         BeirError: The first problem found, naming the path.
     """
     root = layout.root
+    name = len(os.fsencode(root.name))
+    if name > MAX_NAME_BYTES:
+        raise BeirError(
+            f"the folder name is {name} bytes long (the limit is {MAX_NAME_BYTES})", path=root
+        )
     if root.is_symlink() and not root.exists():
         raise BeirError("output path is a broken symbolic link", path=root)
     if root.exists() and not root.is_dir():
@@ -109,32 +178,36 @@ def check_output(layout: OutputLayout, *, writes_id_map: bool | None = None) -> 
             )
         if not os.access(ancestor, os.W_OK | os.X_OK):
             raise BeirError(f"cannot create the output folder: {ancestor} is not writable")
+    try:
+        guard_outputs(
+            [OutputPath(root, "output folder", "BEIR adaptation", folder=True)],
+            [] if source is None else [InputPath(source, "dataset folder")],
+        )
+    except JudgmentError as error:
+        raise BeirError(error.message) from None
+    if not root.exists():
         return
     if not os.access(root, os.W_OK | os.X_OK):
         raise BeirError("output folder is not writable", path=root)
-    corpus = layout.corpus_dir
-    if corpus.is_symlink():
-        raise BeirError("corpus is a symbolic link; refusing to write through it", path=corpus)
-    if corpus.exists():
-        if not corpus.is_dir():
-            raise BeirError("corpus exists and is not a folder", path=corpus)
-        with os.scandir(corpus) as entries:
-            if next(entries, None) is not None:
-                raise BeirError(
-                    "corpus folder is not empty; adapting into it would mix two datasets "
-                    "(choose a new output folder or empty this one)",
-                    path=corpus,
-                )
-        if not os.access(corpus, os.W_OK | os.X_OK):
-            raise BeirError("corpus folder is not writable", path=corpus)
+    adopted = is_adaptation(layout)
+    _check_corpus_slot(layout, adopted, force)
     _check_file_slot(layout.judgments_path, JUDGMENTS_NAME)
     _check_file_slot(layout.id_map_path, ID_MAP_NAME)
-    if writes_id_map is False and layout.id_map_path.exists():
-        raise BeirError(
-            f"{ID_MAP_NAME} from an earlier adaptation is in the output folder but this run "
-            "maps no ids; remove it or choose a new output folder",
-            path=layout.id_map_path,
-        )
+    _check_file_slot(layout.manifest_path, MANIFEST_NAME)
+    if adopted or force:
+        return
+    judgments = layout.judgments_path
+    if judgments.exists() and judgments.stat().st_size and not is_judgments_file(judgments):
+        raise _foreign(judgments, JUDGMENTS_NAME)
+    if layout.id_map_path.exists():
+        if writes_id_map is False:
+            raise BeirError(
+                f"{ID_MAP_NAME} from an earlier adaptation is in the output folder but this "
+                "run maps no ids; remove it or choose a new output folder",
+                path=layout.id_map_path,
+            )
+        if writes_id_map:
+            raise _foreign(layout.id_map_path, ID_MAP_NAME)
 
 
 def _within(root: Path, candidate: Path) -> Path:
@@ -147,8 +220,10 @@ def _within(root: Path, candidate: Path) -> Path:
 def check_targets(layout: OutputLayout, file_names: Iterable[str]) -> None:
     """Second barrier, independent of id validation: every target resolves inside the output.
 
-    Each path is resolved with symbolic links followed (core's ``ensure_within``); a corpus
-    file must land directly in the resolved ``corpus`` folder under the resolved output folder.
+    The output's own paths are resolved with symbolic links followed (core's
+    ``ensure_within``). Document files are written into a folder this run creates, where no
+    link can be planted, so each name only has to be one plain path component: joined to the
+    folder, it must name a file directly in it.
 
     Raises:
         BeirError: A target resolves elsewhere.
@@ -156,12 +231,13 @@ def check_targets(layout: OutputLayout, file_names: Iterable[str]) -> None:
     # Absolute candidates: ensure_within reads a relative candidate as relative to its root.
     root = layout.root.absolute()
     corpus_dir = layout.corpus_dir.absolute()
-    corpus = _within(root, corpus_dir)
+    _within(root, corpus_dir)
     _within(root, layout.judgments_path.absolute())
     _within(root, layout.id_map_path.absolute())
     for name in file_names:
-        resolved = _within(corpus, corpus_dir / name)
-        if resolved.parent != corpus:
+        joined = Path(os.path.normpath(corpus_dir / name))
+        if joined.parent != corpus_dir or joined.name != name:
+            _within(corpus_dir, corpus_dir / name)  # names where it lands, when outside
             raise BeirError(
                 f"document file name {name!r} does not resolve to a file directly in the "
                 "corpus folder",
@@ -169,133 +245,168 @@ def check_targets(layout: OutputLayout, file_names: Iterable[str]) -> None:
             )
 
 
-class OutputWriter:
-    """Creates the output; :meth:`rollback` removes everything this writer created."""
+def _write_file(path: Path, data: bytes) -> None:
+    """A plain write into the temporary tree (made durable once, when the set is committed)."""
+    try:
+        with path.open("xb") as handle:
+            handle.write(data)
+    except OSError as error:
+        raise BeirError(f"cannot write file: {error.strerror or error}", path=path) from None
 
-    def __init__(self, layout: OutputLayout) -> None:
-        """Prepare to write ``layout`` (nothing is created yet)."""
-        self.layout = layout
-        self._created_dirs: list[Path] = []
-        self._written: list[Path] = []
-        self._lock = threading.Lock()
 
-    def _make_dir(self, folder: Path) -> None:
-        if folder.is_dir():
-            return
-        folder.mkdir()
-        self._created_dirs.append(folder)
+def _write_corpus(
+    folder: Path,
+    documents: Iterable[tuple[str, str]],
+    total: int,
+    progress: Callable[[int, int], None] | None,
+) -> int:
+    # Creating a file waits on the file system; a few threads overlap those waits (they
+    # release the GIL). The look-ahead is bounded, so memory stays small and fixed.
+    step = max(1, total // _PROGRESS_STEPS)
+    done = 0
+    if progress is not None:
+        progress(0, total)
+    pending: deque[Future[None]] = deque()
 
-    def prepare(self) -> None:
-        """Create the output folder (and missing parents) and ``corpus/``.
+    def settle_oldest() -> None:
+        nonlocal done
+        pending.popleft().result()
+        done += 1
+        if progress is not None and (done % step == 0 or done == total):
+            progress(done, total)
 
-        Raises:
-            BeirError: A folder cannot be created, or ``corpus`` became a symbolic link.
-        """
-        missing: list[Path] = []
-        current = self.layout.root.absolute()
-        while not (current.exists() or current.is_symlink()):
-            missing.append(current)
-            current = current.parent
+    with ThreadPoolExecutor(_WRITER_THREADS, thread_name_prefix="beir-write") as pool:
         try:
-            for folder in reversed(missing):
-                self._make_dir(folder)
-            self._make_dir(self.layout.corpus_dir)
-        except OSError as error:
-            raise BeirError(
-                f"cannot create folder: {error.strerror or error}", path=error.filename
-            ) from None
-        if self.layout.corpus_dir.is_symlink():
-            raise BeirError(
-                "corpus is a symbolic link; refusing to write through it",
-                path=self.layout.corpus_dir,
-            )
-
-    def _record(self, path: Path) -> None:
-        with self._lock:
-            self._written.append(path)
-
-    def write_file(self, path: Path, data: bytes) -> None:
-        """Write one file atomically and remember it for :meth:`rollback`.
-
-        Raises:
-            BeirError: The file cannot be written.
-        """
-        existed = path.exists()
-        try:
-            atomic_write_bytes(path, data)
-        except OSError as error:
-            raise BeirError(f"cannot write file: {error.strerror or error}", path=path) from None
-        if not existed:
-            self._record(path)
-
-    def remember(self, path: Path) -> None:
-        """Mark a file written by someone else (e.g. ``dump_judgments``) as ours to remove."""
-        self._record(path)
-
-    def write_corpus(
-        self,
-        documents: Iterable[tuple[str, str]],
-        total: int,
-        progress: Callable[[int, int], None] | None,
-    ) -> int:
-        """Write ``(file name, text)`` pairs into ``corpus/``, each file atomically.
-
-        Args:
-            documents: The files to write, streamed (read lazily from the source).
-            total: The number of documents expected, for progress.
-            progress: Called with ``(written, total)``.
-
-        Returns:
-            The number of files written.
-
-        Raises:
-            BeirError: A file cannot be written (or ``documents`` raised it).
-        """
-        step = max(1, total // _PROGRESS_STEPS)
-        done = 0
-        if progress is not None:
-            progress(0, total)
-        pending: deque[tuple[Path, Future[None]]] = deque()
-
-        def settle_oldest() -> None:
-            nonlocal done
-            path, future = pending.popleft()
-            try:
-                future.result()
-            except OSError as error:
-                raise BeirError(
-                    f"cannot write file: {error.strerror or error}", path=path
-                ) from None
-            self._record(path)
-            done += 1
-            if progress is not None and (done % step == 0 or done == total):
-                progress(done, total)
-
-        with ThreadPoolExecutor(_WRITER_THREADS, thread_name_prefix="beir-write") as pool:
-            try:
-                for name, text in documents:
-                    path = self.layout.corpus_dir / name
-                    pending.append((path, pool.submit(atomic_write_bytes, path, text.encode())))
-                    if len(pending) >= _MAX_IN_FLIGHT:
-                        settle_oldest()
-                while pending:
+            for name, text in documents:
+                pending.append(pool.submit(_write_file, folder / name, text.encode("utf-8")))
+                if len(pending) >= _MAX_IN_FLIGHT:
                     settle_oldest()
-            finally:
-                # On failure: let the writes already started finish, and remember those that
-                # succeeded so that rollback removes them too.
-                for path, future in pending:
-                    if not future.cancel() and future.exception() is None:
-                        self._record(path)
-        return done
+            while pending:
+                settle_oldest()
+        finally:
+            for future in pending:
+                future.cancel()  # the temporary folder is removed whole on failure
+    return done
 
-    def rollback(self) -> None:
-        """Remove every file and folder this writer created (best effort, never raises)."""
-        with self._lock:
-            written, self._written = self._written, []
-        for path in reversed(written):
-            with contextlib.suppress(OSError):
-                path.unlink(missing_ok=True)
-        for folder in reversed(self._created_dirs):
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        self._created_dirs = []
+
+def _missing_parents(root: Path) -> list[Path]:
+    missing: list[Path] = []
+    current = root.absolute().parent
+    while not (current.exists() or current.is_symlink()):
+        missing.append(current)
+        current = current.parent
+    return list(reversed(missing))
+
+
+def write_adaptation(
+    layout: OutputLayout,
+    *,
+    documents: Iterable[tuple[str, str]],
+    total: int,
+    judgments_text: str,
+    id_map: bytes | None,
+    manifest: dict[str, Any],
+    progress: Callable[[int, int], None] | None,
+    verify: Callable[[Path], None],
+) -> None:
+    """Write the whole adaptation as one set (see the module documentation).
+
+    Args:
+        layout: Where.
+        documents: ``(file name, text)`` of every document, streamed.
+        total: How many documents, for progress.
+        judgments_text: The content of ``judgments.jsonl``.
+        id_map: The content of ``id_map.json``, or ``None`` when no id was mapped.
+        manifest: The manifest's content.
+        progress: Called with ``(documents written, total)``.
+        verify: Called with the temporary ``judgments.jsonl`` before anything is renamed.
+
+    Raises:
+        BeirError: Nothing was written (the old state is intact).
+    """
+    created = _missing_parents(layout.root)
+    try:
+        for folder in created:
+            folder.mkdir()
+        if layout.root.exists():
+            _write_members(
+                layout, documents, total, judgments_text, id_map, manifest, progress, verify
+            )
+        else:
+            _write_folder(
+                layout, documents, total, judgments_text, id_map, manifest, progress, verify
+            )
+    except OSError as error:
+        _remove_created(created)
+        raise BeirError(
+            f"cannot write: {error.strerror or error}", path=error.filename or layout.root
+        ) from None
+    except JudgmentError as error:
+        _remove_created(created)
+        if isinstance(error, BeirError):
+            raise
+        raise BeirError(error.message, path=error.path, line=error.line) from None
+    except BaseException:
+        _remove_created(created)
+        raise
+
+
+def _remove_created(created: list[Path]) -> None:
+    for folder in reversed(created):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _manifest_bytes(manifest: dict[str, Any]) -> bytes:
+    return (json.dumps(manifest, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode()
+
+
+def _write_folder(
+    layout: OutputLayout,
+    documents: Iterable[tuple[str, str]],
+    total: int,
+    judgments_text: str,
+    id_map: bytes | None,
+    manifest: dict[str, Any],
+    progress: Callable[[int, int], None] | None,
+    verify: Callable[[Path], None],
+) -> None:
+    # One temporary sibling folder, flushed once and renamed once.
+    with OutputSet([layout.root], folders=[layout.root]) as outputs:
+        temporary = outputs.temporary(layout.root)
+        corpus = temporary / CORPUS_DIR_NAME
+        corpus.mkdir()
+        _write_corpus(corpus, documents, total, progress)
+        if id_map is not None:
+            _write_file(temporary / ID_MAP_NAME, id_map)
+        _write_file(temporary / JUDGMENTS_NAME, judgments_text.encode("utf-8"))
+        verify(temporary / JUDGMENTS_NAME)
+        _write_file(temporary / MANIFEST_NAME, _manifest_bytes(manifest))
+        outputs.commit()
+
+
+def _write_members(
+    layout: OutputLayout,
+    documents: Iterable[tuple[str, str]],
+    total: int,
+    judgments_text: str,
+    id_map: bytes | None,
+    manifest: dict[str, Any],
+    progress: Callable[[int, int], None] | None,
+    verify: Callable[[Path], None],
+) -> None:
+    # The folder exists (and may hold the user's other files): the four entries are written
+    # beside their final names and renamed together, journaled.
+    finals = [layout.corpus_dir, layout.judgments_path]
+    if id_map is not None:
+        finals.append(layout.id_map_path)
+    finals.append(layout.manifest_path)
+    obsolete = [layout.id_map_path] if id_map is None and layout.id_map_path.exists() else []
+    with OutputSet(finals, folders=[layout.corpus_dir], obsolete=obsolete) as outputs:
+        _write_corpus(outputs.temporary(layout.corpus_dir), documents, total, progress)
+        if id_map is not None:
+            outputs.write_bytes(layout.id_map_path, id_map)
+        outputs.write_text(layout.judgments_path, judgments_text)
+        verify(outputs.temporary(layout.judgments_path))
+        outputs.write_bytes(layout.manifest_path, _manifest_bytes(manifest))
+        outputs.commit()

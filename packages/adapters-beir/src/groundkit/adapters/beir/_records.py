@@ -13,6 +13,7 @@ __all__ = [
     "TITLE_SEPARATOR",
     "DocumentRecord",
     "QueryRecord",
+    "RecordError",
     "adapted_document_text",
     "parse_document",
     "parse_query",
@@ -23,6 +24,20 @@ TITLE_SEPARATOR = "\n\n"
 
 _BOM = "\ufeff"
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class RecordError(BeirError):
+    """A corpus or query line that is not a valid record; ``kind`` groups it in reports."""
+
+    kind = "invalid record"
+
+
+def _refuse(
+    kind: str, message: str, path: Path, line: int, item_id: str | None = None
+) -> RecordError:
+    error = RecordError(message, path=path, line=line, item_id=item_id)
+    error.kind = kind
+    return error
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,19 +75,20 @@ def adapted_document_text(title: str, text: str) -> str:
 
 
 def _record_id(data: dict[str, Any], path: Path, line: int) -> str:
+    kind = "missing or invalid '_id'"
     if "_id" not in data:
-        raise BeirError("missing field '_id'", path=path, line=line)
+        raise _refuse(kind, "missing field '_id'", path, line)
     value = data["_id"]
     if not isinstance(value, str):
-        raise BeirError(
-            f"'_id' must be a string, not {type(value).__name__} ({value!r})",
-            path=path,
-            line=line,
+        shown = repr(value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise _refuse(
+            kind, f"'_id' must be a string, not {type(value).__name__} ({shown})", path, line
         )
     if value == "":
-        raise BeirError("'_id' is empty", path=path, line=line)
+        raise _refuse(kind, "'_id' is empty", path, line)
     if _SURROGATE.search(value):
-        raise BeirError("'_id' contains an unpaired surrogate", path=path, line=line)
+        raise _refuse(kind, "'_id' contains an unpaired surrogate", path, line)
     return value
 
 
@@ -82,21 +98,23 @@ def _string_field(
     if field not in data or (optional and data[field] is None):
         if optional:
             return ""
-        raise BeirError(f"missing field {field!r}", path=path, line=line, item_id=item_id)
+        raise _refuse(f"missing field {field!r}", f"missing field {field!r}", path, line, item_id)
     value = data[field]
     if not isinstance(value, str):
-        raise BeirError(
+        raise _refuse(
+            f"{field!r} that is not a string",
             f"{field!r} must be a string, not {type(value).__name__}",
-            path=path,
-            line=line,
-            item_id=item_id,
+            path,
+            line,
+            item_id,
         )
     if _SURROGATE.search(value):
-        raise BeirError(
+        raise _refuse(
+            "unpaired surrogate",
             f"{field!r} contains an unpaired surrogate (not valid Unicode text)",
-            path=path,
-            line=line,
-            item_id=item_id,
+            path,
+            line,
+            item_id,
         )
     return value
 
@@ -106,23 +124,25 @@ def parse_document(data: dict[str, Any], path: Path, line: int) -> DocumentRecor
 
     Fields other than these three (``metadata``...) are ignored.
 
+    An empty document (neither title nor text) is returned with an empty text: the caller
+    refuses or skips it.
+
     Raises:
-        BeirError: A missing, non-string or empty ``_id``; a missing or non-string ``text``; a
-            non-string ``title``; neither title nor text; a NUL character (a corpus file with
-            a NUL byte is treated as binary by corpus readers); an unpaired surrogate.
+        RecordError: A missing, non-string or empty ``_id``; a missing or non-string ``text``;
+            a non-string ``title``; a NUL character (a corpus file with a NUL byte is treated
+            as binary by corpus readers); an unpaired surrogate.
     """
     doc_id = _record_id(data, path, line)
     title = _string_field(data, "title", path, line, doc_id, optional=True)
     body = _string_field(data, "text", path, line, doc_id, optional=False)
     text = adapted_document_text(title, body)
-    if not text:
-        raise BeirError("document has neither title nor text", path=path, line=line, item_id=doc_id)
     if "\x00" in text:
-        raise BeirError(
+        raise _refuse(
+            "NUL character in a document",
             "document contains a NUL character, which a text corpus cannot hold",
-            path=path,
-            line=line,
-            item_id=doc_id,
+            path,
+            line,
+            doc_id,
         )
     return DocumentRecord(doc_id, text)
 
@@ -131,11 +151,11 @@ def parse_query(data: dict[str, Any], path: Path, line: int) -> QueryRecord:
     """Validate one ``queries.jsonl`` object (``_id``, ``text``; other fields are ignored).
 
     Raises:
-        BeirError: A missing, non-string or empty ``_id``; a missing, non-string, empty or
+        RecordError: A missing, non-string or empty ``_id``; a missing, non-string, empty or
             whitespace-only ``text``; an unpaired surrogate.
     """
     query_id = _record_id(data, path, line)
     text = _string_field(data, "text", path, line, query_id, optional=False)
     if not text.strip():
-        raise BeirError("query text is empty", path=path, line=line, item_id=query_id)
+        raise _refuse("empty query", "query text is empty", path, line, query_id)
     return QueryRecord(query_id, text)

@@ -37,7 +37,15 @@ class BeirAdaptationReport(BaseModel):
         mapped_document_ids: Original BEIR document id to the id used, for ids that changed.
         mapped_query_ids: Original BEIR query id to the id used, for judged ids that changed.
         id_map_path: ``output_dir/id_map.json`` when ids were mapped, else ``None``.
-        notes: What the adapted set's numbers can and cannot be compared with.
+        unjudged_query_count: Queries of the queries file without any qrels row in the split.
+        no_positive_query_count: Queries with qrels rows but none positive (left out).
+        skipped_documents: Empty documents left out with ``skip_empty_documents``.
+        skipped_qrels_rows: Qrels rows left out because they name a skipped document.
+        qrels_columns: 3 (BEIR's layout) or 4 (TREC's, the iteration column ignored).
+        zero_padded_ids: ``(qrels id, dataset id)`` pairs matched only once leading zeros
+            were ignored (``"1"`` in the qrels, ``"01"`` in the corpus).
+        notes: What the adapted set's numbers can and cannot be compared with, then what was
+            left out or read in an unusual way.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -55,4 +63,10 @@ class BeirAdaptationReport(BaseModel):
     mapped_document_ids: dict[str, str] = Field(default_factory=dict)
     mapped_query_ids: dict[str, str] = Field(default_factory=dict)
     id_map_path: Path | None = None
+    unjudged_query_count: int = Field(default=0, ge=0)
+    no_positive_query_count: int = Field(default=0, ge=0)
+    skipped_documents: tuple[str, ...] = ()
+    skipped_qrels_rows: int = Field(default=0, ge=0)
+    qrels_columns: int = 3
+    zero_padded_ids: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = (COMPARABILITY_NOTE,)

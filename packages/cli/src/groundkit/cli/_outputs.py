@@ -1,0 +1,128 @@
+"""The CLI's output guard and output sets: every command that writes goes through here.
+
+A command lists what it writes (flag, path, kind) and what it reads, calls :func:`guard` before
+any work, and writes its outputs inside :func:`output_set`, which commits them together
+(core's :class:`~groundkit.judgments.OutputSet`: the old set or the new set, never a mix).
+Existing files that are not the command's own kind of output are replaced only with
+``--force``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from groundkit.cli._errors import InputError
+from groundkit.judgments import (
+    InputPath,
+    JudgmentError,
+    OutputPath,
+    OutputSet,
+    guard_outputs,
+    is_judgments_file,
+    is_report_file,
+    looks_like_jsonl,
+    shown_path,
+)
+
+__all__ = ["KINDS", "force_option", "guard", "output_set"]
+
+_HTML_MARK = b'<meta name="generator" content="groundkit'
+
+
+def _is_html_report(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return _HTML_MARK in handle.read(4096)
+    except OSError:
+        return False
+
+
+def _jsonl_with(*keys: str) -> Callable[[Path], bool]:
+    required = frozenset(keys)
+    return lambda path: looks_like_jsonl(path, required)
+
+
+KINDS: dict[str, Callable[[Path], bool]] = {
+    "report": is_report_file,
+    "items file": _jsonl_with("stage", "config", "config_hash"),
+    "HTML report": _is_html_report,
+    "judgments file": is_judgments_file,
+    "rejections file": _jsonl_with("filter", "query_id", "reason"),
+    "track record": _jsonl_with("record", "format"),
+}
+"""Each kind of output and how an existing file is recognised as one (and may be replaced).
+
+A kind not listed (the review journal, which checks its own header when it is read, a torn
+first line included) accepts any regular file."""
+
+
+def force_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The ``--force`` flag of a writing command."""
+    return click.option(
+        "--force",
+        is_flag=True,
+        help="Replace (or append to) existing files that are not this command's own kind of "
+        "output. Inputs are never overwritten.",
+    )(function)
+
+
+def guard(
+    outputs: Sequence[tuple[str, Path | None, str]],
+    inputs: Sequence[tuple[str, Path | None]] = (),
+    *,
+    force: bool = False,
+    appends: Sequence[str] = (),
+) -> None:
+    """Refuse unusable outputs before any work (exit 2, one line naming both paths).
+
+    Args:
+        outputs: ``(flag, path, kind)`` of every output; ``None`` paths are skipped. ``kind``
+            is a key of :data:`KINDS`.
+        inputs: ``(flag, path)`` of every input file or folder; ``None`` paths are skipped.
+        force: The command's ``--force``.
+        appends: The flags whose output is appended to rather than replaced.
+
+    Raises:
+        InputError: The first problem.
+    """
+    checked = [
+        OutputPath(path, flag, kind, KINDS.get(kind), append=flag in appends)
+        for flag, path, kind in outputs
+        if path is not None
+    ]
+    sources = [InputPath(path, flag) for flag, path in inputs if path is not None]
+    try:
+        guard_outputs(checked, sources, force=force, force_hint="pass --force")
+    except JudgmentError as error:
+        raise InputError(str(error)) from None
+
+
+@contextmanager
+def output_set(paths: Sequence[Path | None]) -> Iterator[OutputSet]:
+    """Write ``paths`` as one set: inside the block, write each to ``outputs.temporary(path)``.
+
+    The set is committed when the block ends without an error; otherwise the temporaries are
+    removed and every old output is left as it was.
+
+    Raises:
+        InputError: The outputs cannot be written (a full disk names the output).
+    """
+    finals = [path for path in paths if path is not None]
+    try:
+        with OutputSet(finals) as outputs:
+            try:
+                yield outputs
+            except OSError as error:
+                where = shown_path(error.filename) if error.filename else "an output"
+                raise InputError(
+                    f"cannot write {where}: {error.strerror or error}; the earlier outputs "
+                    "are unchanged"
+                ) from None
+            outputs.commit()
+    except JudgmentError as error:
+        raise InputError(str(error)) from None
