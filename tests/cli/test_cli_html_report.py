@@ -940,3 +940,13 @@ def test_small_and_degenerate_reports_still_render(built: Built) -> None:
     )
     # Without headline metrics every aggregated metric is shown, sorted.
     assert 'data-metric="recall@1000c" data-field="mean"' in render_html_report(unnamed)
+
+
+@pytest.mark.parametrize(
+    ("value", "label"),
+    [(-0.075, "-0.075"), (0.1, "+0.1"), (0.0, "0"), (-0.25, "-0.25"), (0.12345, "+0.1235")],
+)
+def test_forest_ticks_never_round_away_a_tick_value(value: float, label: str) -> None:
+    from groundkit.cli._html_plots import signed_tick
+
+    assert signed_tick(value) == label

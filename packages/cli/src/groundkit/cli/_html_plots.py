@@ -39,6 +39,7 @@ __all__ = [
     "budget_curve_svg",
     "forest_svg",
     "rank_curve_svg",
+    "signed_tick",
     "stage_styles",
 ]
 
@@ -268,6 +269,20 @@ def forest_svg(
         )
 
 
+def signed_tick(value: float) -> str:
+    """A difference's tick label with as many decimals as it needs (up to 4), signed.
+
+    Rounding to a fixed two decimals printed a tick at −0.075 as "−0.08", a value the axis
+    does not show; the fewest decimals that write the tick exactly never do that.
+    """
+    if abs(value) < 1e-12:
+        return "0"
+    for places in range(1, 5):
+        if abs(round(value, places) - value) < 1e-9:
+            return f"{value:+.{places}f}"
+    return f"{value:+.4f}"
+
+
 def _forest_panel(
     ax: Axes,
     metric: str,
@@ -281,11 +296,16 @@ def _forest_panel(
                 continue
             style = VERDICT_STYLES[comparison.outcome]
             y = positions[stage]
+            # Bar and marker both follow the decision: an interval clear of zero whose exact
+            # test did not survive the family's adjustment is dashed, not a claim.
+            clear = comparison.low > 0.0 or comparison.high < 0.0
+            unclaimed = clear and comparison.outcome not in ("better", "worse")
             ax.plot(
                 [comparison.low, comparison.high],
                 [y, y],
                 color=style.colour,
                 linewidth=2.2,
+                linestyle=(0, (4, 2)) if unclaimed else "-",
                 solid_capstyle="butt",
                 zorder=2,
             )
@@ -306,7 +326,7 @@ def _forest_panel(
     ax.set_xlabel("difference (candidate − baseline)")
     ax.grid(axis="x", zorder=0)
     ax.tick_params(axis="y", length=0)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:+.2f}" if v else "0"))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: signed_tick(v)))
 
 
 # --- curves ---------------------------------------------------------------------------------

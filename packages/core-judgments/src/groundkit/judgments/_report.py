@@ -9,7 +9,6 @@ says which version of groundkit is needed.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -26,6 +25,7 @@ from pydantic import (
 
 from groundkit.judgments._errors import JudgmentError, ReportError
 from groundkit.judgments._paths import atomic_write_text, read_regular_bytes
+from groundkit.judgments._report_consistency import semantic_problems
 from groundkit.judgments._report_statistics import (
     BootstrapSettings,
     MetricAggregate,
@@ -63,7 +63,6 @@ verdict engine's full record of each comparison (``StageComparison.decision`` an
 beside it, ``MetricAggregate.method``, the multiplicity settings); 1.0 reports are read as
 they are."""
 
-BASELINE_STAGE = "bm25"
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -311,7 +310,7 @@ class EvalReport(_Model):
 
     @model_validator(mode="after")
     def _check_consistency(self) -> EvalReport:
-        problems = _semantic_problems(self)
+        problems = semantic_problems(self)
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -342,48 +341,6 @@ class EvalReport(_Model):
     def unanswerable_count(self) -> int:
         """Number of queries without gold evidence (excluded from ranking metrics)."""
         return sum(1 for q in self.queries if not q.answerable)
-
-
-def _semantic_problems(report: EvalReport) -> list[str]:
-    problems: list[str] = []
-    if not report.stages:
-        return ["a report needs at least the baseline stage"]
-    names = [s.name for s in report.stages]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        problems.append(f"stage names must be unique: {', '.join(duplicates)} repeated")
-    first = report.stages[0]
-    if first.name != BASELINE_STAGE or not first.baseline:
-        problems.append(f"the first stage must be the baseline named {BASELINE_STAGE!r}")
-    baselines = [s.name for s in report.stages if s.baseline]
-    if len(baselines) != 1:
-        problems.append(f"exactly one baseline stage expected, found {len(baselines)}")
-    query_ids = [q.query_id for q in report.queries]
-    if len(set(query_ids)) != len(query_ids):
-        problems.append("query ids must be unique")
-    answerable = {q.query_id: len(q.gold) for q in report.queries if q.answerable}
-    for stage in report.stages:
-        for result in stage.queries:
-            gold_count = answerable.get(result.query_id)
-            if gold_count is None:
-                problems.append(
-                    f"stage {stage.name!r}: query {result.query_id!r} is not an answerable "
-                    "query of the report"
-                )
-                break
-            if any(t.gold_index >= gold_count for t in result.evidence):
-                problems.append(
-                    f"stage {stage.name!r}: query {result.query_id!r} traces a gold quote "
-                    "it does not have"
-                )
-                break
-            bad = [m for m, v in result.scores.items() if not math.isfinite(v)]
-            if bad:
-                problems.append(
-                    f"stage {stage.name!r}: query {result.query_id!r} has a non-finite {bad[0]}"
-                )
-                break
-    return problems
 
 
 def _version_tuple(version: object) -> tuple[int, int] | None:

@@ -41,6 +41,7 @@ from groundkit.diagnosis._models import (
     Diagnosis,
     FixEvidence,
     FixName,
+    Measured,
     MissExample,
     Rate,
     Reference,
@@ -246,6 +247,15 @@ def _overlap_can_hold(case: QuoteCase, chunker: Mapping[str, object]) -> bool:
     return min(end - start for start, end in case.gold.spans) <= 2 * size
 
 
+# The retriever kind of a stage that applies a fix outright: its measured difference from the
+# diagnosed stage is the fix's whole effect in this very report.
+_APPLIED_BY_KIND: dict[FixName, str] = {
+    "dense": "dense",
+    "rerank": "rerank",
+    "hybrid-fusion": "hybrid",
+}
+
+
 class _Evidence:
     """Measures, for each fix, its misses, a comparable rate, a reference and replays."""
 
@@ -317,7 +327,31 @@ class _Evidence:
             evidence.append(self.for_fix(fix))
         return evidence
 
+    def measured(self, fix: FixName) -> Measured | None:
+        """The best stage of the report that already applies ``fix``, and its difference."""
+        kind = _APPLIED_BY_KIND.get(fix)
+        applying = [o for o in self.others if kind is not None and o.stage.kind == kind]
+        if not applying:
+            return None
+        scored = [
+            (
+                mean_metric(
+                    self.gold, self.hits(o), self.metric, min_overlap_fraction=self.fraction
+                )
+                - self.before,
+                o.stage.name,
+            )
+            for o in applying
+        ]
+        difference, name = max(scored)
+        return Measured(stage=name, metric=self.metric, difference=difference)
+
     def for_fix(self, fix: FixName) -> FixEvidence:
+        evidence = self._for_fix(fix)
+        measured = self.measured(fix)
+        return evidence if measured is None else evidence.model_copy(update={"measured": measured})
+
+    def _for_fix(self, fix: FixName) -> FixEvidence:
         buckets = list(FIX_BUCKETS[fix])
         if any(self.reasons[b] is not None for b in buckets):
             return FixEvidence(

@@ -10,7 +10,10 @@ For a fix addressing misses ``M`` (the misses of its buckets), with ``w(m)`` wha
   the stage's recall on *comparable gold* (quotes like the misses would be once fixed, e.g.
   quotes one chunk holds whole, for chunk fixes);
 * ``reference``: ``Σ w(m)`` over the misses another stage of the report finds within k (the
-  gain at that stage's rate on the very same quotes), when the report has a relevant stage.
+  gain at that stage's rate on the very same quotes), when the report has a relevant stage;
+* ``measured``: when a stage of the report applies the fix outright (a dense, rerank or hybrid
+  stage), its measured difference in recall@k — the whole change, which can exceed the
+  ceiling of the fix's buckets; the basis then says so, so the report never contradicts itself.
 
 Gains overlap (fixing one bucket changes the others) and are never summed.
 """
@@ -89,6 +92,22 @@ def _reference_text(diagnosis: Diagnosis, evidence: FixEvidence) -> str:
     )
 
 
+def _measured_text(diagnosis: Diagnosis, evidence: FixEvidence) -> str:
+    measured = evidence.measured
+    if measured is None:
+        return ""
+    text = (
+        f"; measured in this report: stage {measured.stage!r} scores {measured.difference:+.3f} "
+        f"on {measured.metric} against {diagnosis.stage} (the whole change"
+    )
+    if evidence.ceiling is not None and measured.difference > evidence.ceiling:
+        text += (
+            f", beyond its buckets' ceiling {evidence.ceiling:+.3f}: it also finds misses "
+            "outside them"
+        )
+    return text + ")"
+
+
 def _expected(evidence: FixEvidence) -> float | None:
     if evidence.replay is not None:
         return evidence.replay.gain
@@ -128,7 +147,11 @@ def fixes(diagnosis: Diagnosis) -> list[Fix]:
             "reference": None if reference is None else reference.gain,
             "reference_stage": None if reference is None else reference.stage,
             "exact": evidence.replay is not None,
-            "basis": _basis(diagnosis, evidence, expected) + _reference_text(diagnosis, evidence),
+            "measured": None if evidence.measured is None else evidence.measured.difference,
+            "measured_stage": None if evidence.measured is None else evidence.measured.stage,
+            "basis": _basis(diagnosis, evidence, expected)
+            + _reference_text(diagnosis, evidence)
+            + _measured_text(diagnosis, evidence),
         }
         key = (
             expected is None,

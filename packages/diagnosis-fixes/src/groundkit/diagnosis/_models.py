@@ -191,6 +191,21 @@ class Reference(_Model):
     gain: float
 
 
+class Measured(_Model):
+    """A stage of the same report that already applies a fix, and what it scores.
+
+    Attributes:
+        stage: That stage.
+        metric: ``recall@k``.
+        difference: Its mean minus the diagnosed stage's, over the answerable queries: the
+            whole change, misses outside the fix's buckets and quotes it loses included.
+    """
+
+    stage: str
+    metric: str
+    difference: float
+
+
 class Replay(_Model):
     """A fix replayed exactly from the rankings the report holds.
 
@@ -238,6 +253,7 @@ class FixEvidence(_Model):
         rate: The recall on comparable gold used to estimate the gain (estimated fixes).
         reference: Another stage's result on the same misses, when the report has one.
         replay: The exact replay (raise-k, hybrid-fusion, deduplicate), when possible.
+        measured: A stage of the report that applies the fix, and its measured difference.
         note: A qualification of the figures (why a rate or replay is missing...).
     """
 
@@ -249,6 +265,7 @@ class FixEvidence(_Model):
     rate: Rate | None = None
     reference: Reference | None = None
     replay: Replay | None = None
+    measured: Measured | None = None
     note: str | None = None
 
 
@@ -336,6 +353,9 @@ class Fix(_Model):
         reference: Gain if its misses were found at another stage's rate.
         reference_stage: That stage.
         exact: The gain was replayed from the recorded rankings, not estimated.
+        measured: What a stage of the same report that applies the fix measures (its whole
+            change in recall@k), when there is one; it can exceed ``ceiling``.
+        measured_stage: That stage.
         basis: How ``expected`` was computed, in one sentence.
     """
 
@@ -349,4 +369,6 @@ class Fix(_Model):
     reference: float | None = None
     reference_stage: str | None = None
     exact: bool = False
+    measured: float | None = None
+    measured_stage: str | None = None
     basis: str
