@@ -14,7 +14,7 @@ import pytest
 from groundkit.adapters.beir import BeirError, adapt_beir_dataset
 from groundkit.adapters.beir import _adapt as adapt_module
 from groundkit.adapters.beir import _output as output_module
-from groundkit.judgments import atomic_write_bytes, load_judgments
+from groundkit.judgments import IdMap, atomic_write_bytes, load_judgments, read_id_map
 
 Tree = Callable[[Path], Any]
 
@@ -165,18 +165,13 @@ def test_dangling_output_symlink(
     refuse(tree, [out], "broken symbolic link", lambda: adapt_beir_dataset(make_beir(), out))
 
 
-def test_stale_id_map_is_refused_when_nothing_is_mapped(
-    make_beir: Callable[..., Path], tmp_path: Path, tree: Tree
-) -> None:
+def test_leftover_id_map_is_replaced(make_beir: Callable[..., Path], tmp_path: Path) -> None:
+    # Every adaptation writes its own map, so one left by an earlier run cannot go stale.
     out = tmp_path / "out"
     out.mkdir()
-    (out / "id_map.json").write_text('{"documents": {}, "queries": {}}')
-    refuse(
-        tree,
-        [out],
-        "id_map.json from an earlier adaptation",
-        lambda: adapt_beir_dataset(make_beir(), out),
-    )
+    (out / "id_map.json").write_text('{"documents": {"old": "stale"}, "queries": {}}')
+    adapt_beir_dataset(make_beir(), out)
+    assert read_id_map(out / "id_map.json") == IdMap(document_suffix=".txt")
 
 
 def test_output_folder_through_a_symlink_is_allowed(
@@ -217,7 +212,7 @@ def test_escape_barrier_catches_symlinked_corpus_past_the_output_checks(
     make_beir: Callable[..., Path], tmp_path: Path, tree: Tree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Disable the output checks: resolving every target must still refuse the link.
-    monkeypatch.setattr(adapt_module, "check_output", lambda layout, writes_id_map=None: None)
+    monkeypatch.setattr(adapt_module, "check_output", lambda layout: None)
     out = tmp_path / "out"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -390,6 +390,14 @@ _IN_PATH = click.Path(path_type=Path)
     help="Add a stage read from a predictions .jsonl (or a TREC run file).",
 )
 @click.option(
+    "--id-map",
+    "id_maps",
+    multiple=True,
+    metavar="NAME=PATH",
+    help="The id_map.json mapping the ids of predictions stage NAME's TREC run to the "
+    "corpus's [default: the one beside the corpus folder, as grk beir adapt writes it].",
+)
+@click.option(
     "--level",
     type=click.Choice(["chunk", "document"]),
     default=None,
@@ -472,6 +480,7 @@ def run_command(
     commands: tuple[str, ...],
     command_timeout: float | None,
     predictions: tuple[str, ...],
+    id_maps: tuple[str, ...],
     level: str | None,
     depth: int | None,
     metrics: tuple[str, ...],
@@ -509,6 +518,7 @@ def run_command(
         commands=commands,
         command_timeout=command_timeout,
         predictions=predictions,
+        id_maps=id_maps,
         level=level,
         depth=depth,
         metrics=metrics,

@@ -34,6 +34,7 @@ from groundkit.judgments import EvalReport, dump_report
 
 __all__ = [
     "DEFAULT_REPORT",
+    "check_output_path",
     "command_record",
     "default_items_path",
     "demo_config",
@@ -77,7 +78,12 @@ def command_record(ctx: click.Context) -> list[str]:
     return words
 
 
-def _check_writable(path: Path, flag: str) -> None:
+def check_output_path(path: Path, flag: str) -> None:
+    """Refuse an output path whose folder is missing, or that is a folder or a special file.
+
+    Raises:
+        InputError: Naming the flag and the path.
+    """
     parent = path.parent if str(path.parent) else Path()
     if not parent.is_dir():
         raise InputError(f"{flag} {path}: folder {parent} does not exist")
@@ -146,11 +152,11 @@ def execute(
         InputError: An output folder that does not exist.
         StageFailedError: A stage failed (after everything was written and printed).
     """
-    _check_writable(report_path, "--report")
+    check_output_path(report_path, "--report")
     if items_path is not None:
-        _check_writable(items_path, "--items")
+        check_output_path(items_path, "--items")
     if html_path is not None:  # --- html report (grk eval run --html) ---
-        _check_writable(html_path, "--html")
+        check_output_path(html_path, "--html")
     outputs = {report_path.resolve(): "--report"}
     for flag, path in (("--items", items_path), ("--html", html_path)):
         if path is not None and outputs.setdefault(path.resolve(), flag) != flag:

@@ -70,7 +70,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 @cli.group("eval", cls=GroundkitGroup)
 def eval_group() -> None:
-    """Run evaluations, compare runs, diagnose misses, score TREC files."""
+    """Run evaluations, compare runs, diagnose misses, score and export TREC files."""
 
 
 @cli.group("beir", cls=GroundkitGroup)
@@ -98,6 +98,7 @@ from groundkit.cli._eval_cmd import (  # noqa: E402
     run_command,
     trec_command,
 )
+from groundkit.cli._eval_export import export_command  # noqa: E402
 from groundkit.cli._evalset_cmd import (  # noqa: E402
     assess_command,
     classify_command,
@@ -116,6 +117,7 @@ eval_group.add_command(diagnose_command)
 eval_group.add_command(track_record_command)
 eval_group.add_command(report_command)
 eval_group.add_command(trec_command)
+eval_group.add_command(export_command)
 
 evalset_group.add_command(assess_command)
 evalset_group.add_command(filter_command)

@@ -20,7 +20,21 @@ from groundkit.judgments._chunking import (
 )
 from groundkit.judgments._corpus import Corpus
 from groundkit.judgments._errors import JudgmentError, ReportError, UnsafePathError
+from groundkit.judgments._export import (
+    ExportLevel,
+    StageExport,
+    chunk_id,
+    export_stage,
+    parse_chunk_id,
+)
 from groundkit.judgments._hits import Hit, overlaps
+from groundkit.judgments._id_map import (
+    ID_MAP_FILE_NAME,
+    IdMap,
+    id_map_beside,
+    read_id_map,
+    write_id_map,
+)
 from groundkit.judgments._io import (
     dump_judgments,
     iter_jsonl_objects,
@@ -48,6 +62,7 @@ from groundkit.judgments._paths import (
     MAX_COMPONENT_BYTES,
     append_line,
     atomic_write_bytes,
+    atomic_write_files,
     atomic_write_text,
     ensure_within,
     find_case_collisions,
@@ -87,9 +102,11 @@ from groundkit.judgments._resolve import (
 )
 from groundkit.judgments._trec import (
     TrecRun,
+    qrels_text,
     read_qrels,
     read_trec_run,
     trec_ranking,
+    trec_run_text,
     write_qrels,
     write_trec_run,
 )
@@ -101,6 +118,7 @@ from groundkit.judgments._trec_eval import (
 )
 
 __all__ = [
+    "ID_MAP_FILE_NAME",
     "MAX_COMPONENT_BYTES",
     "METRIC_KINDS",
     "SCHEMA_VERSION",
@@ -113,12 +131,14 @@ __all__ = [
     "DocumentChunker",
     "EvalReport",
     "EvidenceTrace",
+    "ExportLevel",
     "GoldEvidence",
     "GoldItem",
     "GoldQuote",
     "GoldTable",
     "Hit",
     "HitTable",
+    "IdMap",
     "Judgment",
     "JudgmentError",
     "Method",
@@ -136,6 +156,7 @@ __all__ = [
     "SentencesChunker",
     "Span",
     "StageComparison",
+    "StageExport",
     "StageReport",
     "TokensChunker",
     "TrecEvalResult",
@@ -145,9 +166,11 @@ __all__ = [
     "__version__",
     "append_line",
     "atomic_write_bytes",
+    "atomic_write_files",
     "atomic_write_text",
     "check_report",
     "chunk_corpus",
+    "chunk_id",
     "chunk_text",
     "chunker_spec",
     "closest_passage",
@@ -155,10 +178,12 @@ __all__ = [
     "dump_report",
     "ensure_within",
     "evaluate_trec",
+    "export_stage",
     "find_case_collisions",
     "format_trec_eval",
     "format_validation_error",
     "gold_items_from_resolved",
+    "id_map_beside",
     "iter_jsonl_objects",
     "judgments_fingerprint",
     "load_judgments",
@@ -167,11 +192,14 @@ __all__ = [
     "mean_scores",
     "normalize_for_matching",
     "overlaps",
+    "parse_chunk_id",
     "parse_chunker_config",
     "parse_chunker_spec",
     "parse_jsonl_line",
     "parse_metric",
     "parse_report",
+    "qrels_text",
+    "read_id_map",
     "read_qrels",
     "read_trec_run",
     "report_json_schema",
@@ -182,9 +210,11 @@ __all__ = [
     "score_table",
     "trec_measure_names",
     "trec_ranking",
+    "trec_run_text",
     "validate_doc_id",
     "validate_path_component",
     "validate_query_id",
+    "write_id_map",
     "write_qrels",
     "write_trec_run",
 ]

@@ -14,7 +14,6 @@ Any failure while writing removes what was written.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +42,7 @@ from groundkit.adapters.beir._records import parse_document, parse_query
 from groundkit.adapters.beir._report import COMPARABILITY_NOTE, BeirAdaptationReport
 from groundkit.judgments import (
     GoldQuote,
+    IdMap,
     Judgment,
     JudgmentError,
     dump_judgments,
@@ -227,11 +227,6 @@ def _documents_again(
         raise BeirError("the corpus file changed while it was being adapted", path=path)
 
 
-def _id_map_json(doc_map: dict[str, str], query_map: dict[str, str]) -> bytes:
-    content = {"documents": doc_map, "queries": query_map}
-    return (json.dumps(content, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode()
-
-
 def adapt_beir_dataset(
     source_dir: Path,
     output_dir: Path,
@@ -247,7 +242,9 @@ def adapt_beir_dataset(
     ``corpus-id``, ``score``; header optional); the JSONL files may be ``.jsonl.gz`` — and
     writes ``output_dir/corpus/<doc id>.txt`` (title, ``"\n\n"``, body), ``judgments.jsonl``
     (one judgment per query with a positive row; each gold quote a whole document with the
-    qrels score as grade) and, when ids were mapped, ``id_map.json``.
+    qrels score as grade) and ``id_map.json`` (core's :class:`~groundkit.judgments.IdMap`:
+    the ``.txt`` suffix and the renamed ids), which lets the harness read TREC runs written
+    on BEIR's own ids.
 
     Everything is validated before anything is written; a refused dataset leaves the output
     folder exactly as it was. The written judgments are read back with ``load_judgments``.
@@ -290,8 +287,8 @@ def adapt_beir_dataset(
         id_mapping, corpus, judged, queries, corpus_path, queries_path
     )
     judgments = _build_judgments(positives, queries, corpus, doc_map, query_map, qrels_path)
-    writes_id_map = bool(doc_map or query_map)
-    check_output(layout, writes_id_map=writes_id_map)
+    id_map = IdMap(document_suffix=DOCUMENT_SUFFIX, documents=doc_map, queries=query_map)
+    check_output(layout)
     check_targets(
         layout, (doc_map.get(doc_id, doc_id) + DOCUMENT_SUFFIX for doc_id in corpus.lines)
     )
@@ -302,8 +299,7 @@ def adapt_beir_dataset(
         writer.write_corpus(
             _documents_again(corpus_path, corpus, doc_map), len(corpus.lines), progress
         )
-        if writes_id_map:
-            writer.write_file(layout.id_map_path, _id_map_json(doc_map, query_map))
+        writer.write_file(layout.id_map_path, id_map.to_json().encode())
         judgments_existed = layout.judgments_path.exists()
         try:
             dump_judgments(judgments, layout.judgments_path)
@@ -336,6 +332,6 @@ def adapt_beir_dataset(
         id_mapping=id_mapping,
         mapped_document_ids=doc_map,
         mapped_query_ids=query_map,
-        id_map_path=layout.id_map_path.absolute() if writes_id_map else None,
+        id_map_path=layout.id_map_path.absolute(),
         notes=(COMPARABILITY_NOTE,),
     )

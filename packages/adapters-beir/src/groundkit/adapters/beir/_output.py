@@ -1,10 +1,11 @@
 """The output folder: checks that write nothing, then writes that can be rolled back.
 
-Layout: ``corpus/<document id>.txt``, ``judgments.jsonl`` and, when ids were mapped,
-``id_map.json``. :func:`check_output` and :func:`check_targets` run before anything is
-written. :class:`OutputWriter` records every folder and file it creates, so a failure half-way
-(a full disk, a corpus file that changed between the two reading passes, an interrupt) removes
-them again and leaves the output folder as it was.
+Layout: ``corpus/<document id>.txt``, ``judgments.jsonl`` and ``id_map.json`` (how BEIR's ids
+became groundkit's: core's :class:`~groundkit.judgments.IdMap`). :func:`check_output` and
+:func:`check_targets` run before anything is written. :class:`OutputWriter` records every
+folder and file it creates, so a failure half-way (a full disk, a corpus file that changed
+between the two reading passes, an interrupt) removes them again and leaves the output folder
+as it was.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from groundkit.adapters.beir._errors import BeirError
-from groundkit.judgments import JudgmentError, atomic_write_bytes, ensure_within
+from groundkit.judgments import ID_MAP_FILE_NAME, JudgmentError, atomic_write_bytes, ensure_within
 
 __all__ = [
     "CORPUS_DIR_NAME",
@@ -33,7 +34,7 @@ __all__ = [
 
 CORPUS_DIR_NAME = "corpus"
 JUDGMENTS_NAME = "judgments.jsonl"
-ID_MAP_NAME = "id_map.json"
+ID_MAP_NAME = ID_MAP_FILE_NAME
 
 # Each atomic write fsyncs its file; a few threads overlap those waits (they release the GIL),
 # which makes writing thousands of small files several times faster than one at a time.
@@ -79,19 +80,16 @@ def _check_file_slot(path: Path, what: str) -> None:
         raise BeirError(f"{what} exists and is {kind}", path=path)
 
 
-def check_output(layout: OutputLayout, *, writes_id_map: bool | None = None) -> None:
+def check_output(layout: OutputLayout) -> None:
     """Refuse an output folder that cannot receive the adapted dataset cleanly.
 
     Writes nothing. Refused: an output path that is a file (or a broken link); a missing
     output folder whose nearest existing ancestor is not a writable folder; a ``corpus`` that
     is a symbolic link, not a folder, or a non-empty folder (two datasets would mix);
-    ``judgments.jsonl`` or ``id_map.json`` that is a symbolic link or not a regular file; and,
-    when ``writes_id_map`` is False, a leftover ``id_map.json`` that would describe another
-    dataset.
+    ``judgments.jsonl`` or ``id_map.json`` that is a symbolic link or not a regular file.
 
     Args:
         layout: The output layout.
-        writes_id_map: Whether this run writes ``id_map.json`` (``None``: not known yet).
 
     Raises:
         BeirError: The first problem found, naming the path.
@@ -129,12 +127,6 @@ def check_output(layout: OutputLayout, *, writes_id_map: bool | None = None) -> 
             raise BeirError("corpus folder is not writable", path=corpus)
     _check_file_slot(layout.judgments_path, JUDGMENTS_NAME)
     _check_file_slot(layout.id_map_path, ID_MAP_NAME)
-    if writes_id_map is False and layout.id_map_path.exists():
-        raise BeirError(
-            f"{ID_MAP_NAME} from an earlier adaptation is in the output folder but this run "
-            "maps no ids; remove it or choose a new output folder",
-            path=layout.id_map_path,
-        )
 
 
 def _within(root: Path, candidate: Path) -> Path:
