@@ -55,6 +55,16 @@ def _bm25s_run(scifact: Path, query_ids: set[str]) -> dict[str, dict[str, float]
     }
 
 
+def _evaluate(adapted: Path, report: Path, *predictions: tuple[str, Path]) -> EvalReport:
+    """`grk eval run` at document level on the adapted set, with predictions stages."""
+    flags = [f for name, path in predictions for f in ("--predictions", f"{name}={path}")]
+    _grk(
+        "eval", "run", "--corpus", adapted / "corpus", "--judgments", adapted / "judgments.jsonl",
+        "--level", "document", "--resamples", "100", "--no-items", "--report", report, *flags,
+    )  # fmt: skip
+    return load_report(report)
+
+
 def _scores(report: EvalReport, stage: str) -> dict[str, dict[str, float]]:
     return {q.query_id: q.scores for q in report.stage(stage).queries}
 
@@ -78,14 +88,12 @@ def test_scifact_runs_on_beir_ids_score_as_they_are(scifact_dir: Path, tmp_path:
     }
     write_trec_run(adapted, tmp_path / "adapted.trec", run_id="bm25s")
 
-    report_path = tmp_path / "report.json"
-    _grk(
-        "eval", "run", "--corpus", out / "corpus", "--judgments", out / "judgments.jsonl",
-        "--level", "document", "--resamples", "100", "--no-items", "--report", report_path,
-        "--predictions", f"original={tmp_path / 'original.trec'}",
-        "--predictions", f"adapted={tmp_path / 'adapted.trec'}",
-    )  # fmt: skip
-    report = load_report(report_path)
+    report = _evaluate(
+        out,
+        tmp_path / "report.json",
+        ("original", tmp_path / "original.trec"),
+        ("adapted", tmp_path / "adapted.trec"),
+    )
     assert _scores(report, "original") == _scores(report, "adapted")
     hits = {q.query_id: [h.doc for h in q.hits] for q in report.stage("original").queries}
     assert hits == {q.query_id: [h.doc for h in q.hits] for q in report.stage("adapted").queries}
@@ -113,10 +121,7 @@ def test_scifact_report_run_exported_back_to_beir_ids(scifact_dir: Path, tmp_pat
     out = tmp_path / "scifact"
     _grk("beir", "adapt", scifact_dir, out)
     report_path = tmp_path / "report.json"
-    _grk(
-        "eval", "run", "--corpus", out / "corpus", "--judgments", out / "judgments.jsonl",
-        "--level", "document", "--resamples", "100", "--no-items", "--report", report_path,
-    )  # fmt: skip
+    first = _evaluate(out, report_path)
     _grk("eval", "export", report_path, "--stage", "bm25", "--run", tmp_path / "adapted.trec",
          "--qrels", tmp_path / "adapted.qrels")  # fmt: skip
     # Back to BEIR's ids: strip the suffix the id map records (SciFact renames nothing).
@@ -129,12 +134,6 @@ def test_scifact_report_run_exported_back_to_beir_ids(scifact_dir: Path, tmp_pat
         for q, docs in exported.items()
     }
     write_trec_run(back, tmp_path / "beir-ids.trec", run_id="bm25")
-    second = tmp_path / "second.json"
-    _grk(
-        "eval", "run", "--corpus", out / "corpus", "--judgments", out / "judgments.jsonl",
-        "--level", "document", "--resamples", "100", "--no-items", "--report", second,
-        "--predictions", f"beir-ids={tmp_path / 'beir-ids.trec'}",
-    )  # fmt: skip
-    first, again = load_report(report_path), load_report(second)
+    again = _evaluate(out, tmp_path / "second.json", ("beir-ids", tmp_path / "beir-ids.trec"))
     assert _scores(again, "beir-ids") == _scores(first, "bm25")
     assert again.stage("beir-ids").aggregates["ndcg@10"].mean == pytest.approx(0.6863, abs=5e-5)

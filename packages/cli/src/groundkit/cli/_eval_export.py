@@ -103,10 +103,15 @@ def _summary(export: StageExport, report_path: Path, run: Path, qrels: Path, fmt
         f"  qrels: {qrels}",
         f"  read with: {_READERS[fmt]}",
     ]
-    if export.missing:
+    if export.missing and export.level == "document":
         lines.append(
             f"note: {len(export.missing):,} queries have no hits and are not in the run; the "
             "report scores them 0, as trec_eval -c and ranx.evaluate(make_comparable=True) do"
+        )
+    elif export.missing:
+        lines.append(
+            f"note: {len(export.missing):,} queries have no hits and are in neither file; the "
+            f"report's means count them as 0 over all {export.query_count:,} queries"
         )
     if export.adjusted:
         lines.append(

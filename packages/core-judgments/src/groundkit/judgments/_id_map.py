@@ -28,6 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from groundkit.judgments._errors import JudgmentError
+from groundkit.judgments._io import read_json_file
 from groundkit.judgments._models import format_validation_error
 from groundkit.judgments._paths import atomic_write_text
 
@@ -98,22 +99,12 @@ def read_id_map(path: str | Path) -> IdMap:
     Raises:
         JudgmentError: Unreadable file, invalid JSON, or not an id map (names the file).
     """
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise JudgmentError("id map file not found", path=file) from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise JudgmentError(f"cannot read id map: {error}", path=file) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise JudgmentError(f"not JSON: {error.msg}", path=file, line=error.lineno) from None
+    data = read_json_file(path, what="id map")
     try:
         return IdMap.model_validate(data)
     except ValidationError as error:
         raise JudgmentError(
-            f"not a groundkit id map: {format_validation_error(error)}", path=file
+            f"not a groundkit id map: {format_validation_error(error)}", path=path
         ) from None
 
 

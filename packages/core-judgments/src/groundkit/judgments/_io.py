@@ -29,9 +29,40 @@ __all__ = [
     "judgments_fingerprint",
     "load_judgments",
     "parse_jsonl_line",
+    "read_json_file",
 ]
 
 _BOM = "\ufeff"
+
+
+def read_json_file(
+    path: str | Path, *, what: str, error: type[JudgmentError] = JudgmentError
+) -> Any:
+    """Decode a whole JSON file, every problem a one-line error naming the file.
+
+    Args:
+        path: The file.
+        what: What the file is, for messages (``"report"``, ``"id map"``).
+        error: The error class to raise.
+
+    Returns:
+        The decoded JSON.
+
+    Raises:
+        JudgmentError: ``<what> file not found``, ``cannot read <what>: ...`` or ``not JSON:
+            ...`` (with the line), as ``error``.
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{what} file not found", path=file) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"cannot read {what}: {exc}", path=file) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"not JSON: {exc.msg}", path=file, line=exc.lineno) from None
 
 
 def _refuse_constant(name: str) -> Any:

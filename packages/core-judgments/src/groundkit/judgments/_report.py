@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from groundkit.judgments._errors import JudgmentError, ReportError
+from groundkit.judgments._io import read_json_file
 from groundkit.judgments._paths import atomic_write_text
 from groundkit.judgments._report_statistics import (
     BootstrapSettings,
@@ -490,17 +491,7 @@ def load_report(path: str | Path) -> EvalReport:
         ReportError: Unreadable file, invalid JSON, wrong version or schema mismatch.
     """
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportError("report file not found", path=file) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"cannot read report: {exc}", path=file) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"not JSON: {exc.msg}", path=file, line=exc.lineno) from None
-    return parse_report(data, source=file)
+    return parse_report(read_json_file(file, what="report", error=ReportError), source=file)
 
 
 def report_to_json(report: EvalReport) -> str:
