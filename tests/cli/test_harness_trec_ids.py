@@ -14,6 +14,7 @@ from groundkit.harness import (
     HarnessError,
     PredictionsRetriever,
     StageConfig,
+    StageFailed,
     evaluate,
     load_run_config,
 )
@@ -166,11 +167,35 @@ def test_two_original_ids_that_become_one_are_refused(adapted: Path, tmp_path: P
 def test_a_broken_id_map_is_named(adapted: Path, tmp_path: Path) -> None:
     (adapted / "id_map.json").write_text("{not json", encoding="utf-8")
     run = _write(tmp_path / "o.trec", ["q-alpha Q0 7 1 3.0 x"])
-    with pytest.raises(JudgmentError, match=r"id_map\.json:1: not JSON"):
+    with pytest.raises(JudgmentError, match=r"id_map\.json:1: not JSON") as caught:
         _evaluate(adapted, PredictionsRetriever(path=run))
+    # Bad input (exit 2), not a failed stage.
+    assert isinstance(caught.value, HarnessError)
+    assert not isinstance(caught.value, StageFailed)
     # A run already on the corpus's ids never reads the map.
     fine = _write(tmp_path / "fine.trec", ["q-alpha Q0 7.txt 1 3.0 x"])
     assert _docs(_evaluate(adapted, PredictionsRetriever(path=fine)), "q-alpha") == ["7.txt"]
+
+
+def test_a_malformed_run_line_is_bad_input(adapted: Path, tmp_path: Path) -> None:
+    run = _write(tmp_path / "short.trec", ["q-alpha Q0 7"])
+    with pytest.raises(HarnessError, match=r"short\.trec:1: expected at least 6 fields") as caught:
+        _evaluate(adapted, PredictionsRetriever(path=run))
+    assert not isinstance(caught.value, StageFailed)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "eval", "run", "--corpus", str(adapted / "corpus"), "--judgments",
+            str(adapted / "judgments.jsonl"), "--predictions", f"p={run}", "--report",
+            str(tmp_path / "r.json"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error: {run}:1: expected at least 6 fields (query iteration document rank score "
+        "run_id), got 3\n"
+    )
+    assert not (tmp_path / "r.json").exists()
 
 
 def test_id_map_is_for_trec_runs_only(tmp_path: Path) -> None:
@@ -228,4 +253,4 @@ def test_cli_finds_the_map_and_takes_an_id_map_flag(adapted: Path, tmp_path: Pat
     assert "stage 'orig': query 'q-alpha': unknown document '7'" in missing.output
     wrong = CliRunner().invoke(cli, [*base, "--predictions", f"orig={run}", "--id-map", "x=m.json"])
     assert wrong.exit_code == 2
-    assert "--id-map 'x=m.json': no --predictions stage named 'x'" in wrong.output
+    assert "--id-map 'x=m.json': no predictions stage named 'x'" in wrong.output

@@ -124,7 +124,10 @@ def _set_id_maps(stages: list[Any], id_maps: Sequence[str]) -> dict[Location, st
         index = positions.get(name)
         retriever = stages[index].get("retriever") if index is not None else None
         if index is None or not isinstance(retriever, dict):
-            raise InputError(f"--id-map {text!r}: no stage named {name!r}")
+            raise InputError(
+                f"--id-map {text!r}: no predictions stage named {name!r} (from --predictions "
+                "or the config file)"
+            )
         if retriever.get("kind") != "predictions":
             raise InputError(
                 f"--id-map {text!r}: stage {name!r} is not a predictions stage; only a TREC "

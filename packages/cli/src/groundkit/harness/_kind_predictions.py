@@ -23,7 +23,7 @@ from groundkit.harness._protocol import Query, StageContext
 from groundkit.harness._ranking import RankedRun
 from groundkit.harness._retrievers import PredictionsRetriever
 from groundkit.harness._trec_ids import resolve_run_ids
-from groundkit.judgments import read_trec_run, trec_ranking
+from groundkit.judgments import JudgmentError, read_trec_run, trec_ranking
 
 __all__ = ["PredictionsStage"]
 
@@ -66,16 +66,22 @@ class PredictionsStage:
 
 def _trec_stage(ctx: _Context, stage: StageConfig, settings: PredictionsRetriever) -> RankedRun:
     path = settings.path
-    run = read_trec_run(path)
-    rankings = resolve_run_ids(
-        {query_id: trec_ranking(docs)[: ctx.settings.depth] for query_id, docs in run.items()},
-        stage=stage.name,
-        path=path,
-        known_queries=ctx.known_queries,
-        corpus=ctx.doc_codes,
-        id_map=settings.id_map,
-        corpus_source=ctx.corpus.source,
-    )
+    try:
+        run = read_trec_run(path)
+        rankings = resolve_run_ids(
+            {query_id: trec_ranking(docs)[: ctx.settings.depth] for query_id, docs in run.items()},
+            stage=stage.name,
+            path=path,
+            known_queries=ctx.known_queries,
+            corpus=ctx.doc_codes,
+            id_map=settings.id_map,
+            corpus_source=ctx.corpus.source,
+        )
+    except HarnessError:
+        raise
+    except JudgmentError as error:
+        # A bad run line or id map found by core is bad input (exit 2), not a failed stage.
+        raise HarnessError(error.message, path=error.path, line=error.line) from None
     per_query: list[PerQueryHits | None] = []
     for query_id in ctx.query_ids:
         ranking = rankings.get(query_id)

@@ -135,7 +135,8 @@ def resolve_run_ids(
 
     Raises:
         HarnessError: An id unknown under both readings (one line naming the stage, query and
-            document), an unreadable id map, or two ids that become one.
+            document), or two ids that become one.
+        JudgmentError: An unreadable id map (naming the file).
     """
     unknown, known = _reading(rankings, known_queries, corpus, None)
     if unknown is None:
