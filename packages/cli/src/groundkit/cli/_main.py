@@ -92,13 +92,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 # Imported at the bottom so that command modules never need this module (no import cycles).
 from groundkit.cli._beir_cmd import adapt_command  # noqa: E402
 from groundkit.cli._diagnose_cmd import diagnose_command, track_record_command  # noqa: E402
-from groundkit.cli._eval_cmd import (  # noqa: E402
-    compare_command,
-    demo_command,
-    run_command,
-    trec_command,
-)
+from groundkit.cli._eval_cmd import compare_command, demo_command, trec_command  # noqa: E402
 from groundkit.cli._eval_export import export_command  # noqa: E402
+from groundkit.cli._eval_run_cmd import run_command  # noqa: E402
 from groundkit.cli._evalset_cmd import (  # noqa: E402
     assess_command,
     classify_command,
