@@ -82,6 +82,8 @@ from groundkit.judgments._report import (
     StageComparison,
     StageReport,
     UnlocatedHit,
+)
+from groundkit.judgments._report_io import (
     check_report,
     dump_report,
     load_report,
