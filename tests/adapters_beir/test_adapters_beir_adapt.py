@@ -17,7 +17,7 @@ from groundkit.adapters.beir import (
     adapt_beir_dataset,
     adapted_document_text,
 )
-from groundkit.judgments import Corpus, load_judgments, resolve_judgments
+from groundkit.judgments import Corpus, IdMap, load_judgments, read_id_map, resolve_judgments
 
 
 def test_writes_one_file_per_document_with_title_separator(
@@ -56,8 +56,14 @@ def test_judgments_are_whole_documents_graded_by_score(
     assert q2.gold[1].quote == "Paracetamol\n\nParacetamol is also called acetaminophen."
     assert report.query_count == 3
     assert report.relevance_pair_count == 5
-    assert report.id_map_path is None
-    assert not (out / "id_map.json").exists()
+    # Nothing renamed, but the map still says how BEIR ids became groundkit's (".txt").
+    assert report.id_map_path == (out / "id_map.json").absolute()
+    assert read_id_map(out / "id_map.json") == IdMap(document_suffix=".txt")
+    assert json.loads((out / "id_map.json").read_text(encoding="utf-8")) == {
+        "document_suffix": ".txt",
+        "documents": {},
+        "queries": {},
+    }
     lines = (out / "judgments.jsonl").read_text().splitlines()
     assert [json.loads(line)["query_id"] for line in lines] == ["q1", "q2", "q3"]
 

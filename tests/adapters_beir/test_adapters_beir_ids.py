@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from groundkit.adapters.beir import _ids as ids_module
 from groundkit.adapters.beir import adapt_beir_dataset, map_ids, slugify
 from groundkit.adapters.beir._ids import document_id_problem, query_id_problem
-from groundkit.judgments import Corpus, load_judgments, resolve_judgments
+from groundkit.judgments import Corpus, IdMap, load_judgments, read_id_map, resolve_judgments
 
 
 def h8(original: str) -> str:
@@ -168,7 +168,16 @@ def test_slug_adaptation_of_dbpedia_and_nfcorpus_like_ids(
     assert report.mapped_query_ids == expected_queries
     assert report.id_map_path == (out / "id_map.json").absolute()
     id_map = json.loads((out / "id_map.json").read_text(encoding="utf-8"))
-    assert id_map == {"documents": expected_documents, "queries": expected_queries}
+    assert id_map == {
+        "document_suffix": ".txt",
+        "documents": expected_documents,
+        "queries": expected_queries,
+    }
+    mapped = read_id_map(out / "id_map.json")
+    assert mapped.document_id("<dbpedia:Oceanic_Airlines>") == f"{airline_upper}.txt"
+    assert mapped.document_id("4983") == "4983.txt"
+    assert mapped.query_id("PLAIN-2") == "plain-2"
+    assert mapped.query_id("7") == "7"
 
     assert sorted(p.name for p in (out / "corpus").iterdir()) == sorted(
         [f"{airline_upper}.txt", f"{airline_lower}.txt", "MED-10.txt", "4983.txt"]
@@ -189,8 +198,11 @@ def test_slug_mode_changes_nothing_for_valid_ids(
     strict = adapt_beir_dataset(make_beir(), tmp_path / "strict")
     slug = adapt_beir_dataset(make_beir(), tmp_path / "slug", id_mapping="slug")
     assert slug.mapped_document_ids == slug.mapped_query_ids == {}
-    assert slug.id_map_path is None
-    assert not (tmp_path / "slug" / "id_map.json").exists()
+    assert (tmp_path / "slug" / "id_map.json").read_bytes() == (
+        tmp_path / "strict" / "id_map.json"
+    ).read_bytes()
+    assert strict.id_map_path is not None
+    assert read_id_map(strict.id_map_path) == IdMap(document_suffix=".txt")
     assert (tmp_path / "slug" / "judgments.jsonl").read_bytes() == (
         tmp_path / "strict" / "judgments.jsonl"
     ).read_bytes()

@@ -14,7 +14,7 @@ import pytest
 from groundkit.adapters.beir import BeirError, adapt_beir_dataset
 from groundkit.adapters.beir import _adapt as adapt_module
 from groundkit.adapters.beir import _output as output_module
-from groundkit.judgments import load_judgments
+from groundkit.judgments import IdMap, load_judgments, read_id_map
 
 Tree = Callable[[Path], Any]
 
@@ -165,18 +165,32 @@ def test_dangling_output_symlink(
     refuse(tree, [out], "broken symbolic link", lambda: adapt_beir_dataset(make_beir(), out))
 
 
-def test_stale_id_map_is_refused_when_nothing_is_mapped(
-    make_beir: Callable[..., Path], tmp_path: Path, tree: Tree
+def test_foreign_id_map_is_refused_without_force(
+    make_beir: Callable[..., Path], tmp_path: Path
 ) -> None:
+    # A map no adaptation wrote may be the user's own: it is kept unless they say --force.
     out = tmp_path / "out"
     out.mkdir()
-    (out / "id_map.json").write_text('{"documents": {}, "queries": {}}')
-    refuse(
-        tree,
-        [out],
-        "id_map.json from an earlier adaptation",
-        lambda: adapt_beir_dataset(make_beir(), out),
-    )
+    foreign = '{"documents": {"old": "stale"}, "queries": {}}'
+    (out / "id_map.json").write_text(foreign)
+    with pytest.raises(BeirError, match=r"id_map\.json is not from an earlier adaptation"):
+        adapt_beir_dataset(make_beir(), out)
+    assert (out / "id_map.json").read_text() == foreign
+    assert sorted(p.name for p in out.iterdir()) == ["id_map.json"]
+
+
+def test_leftover_id_map_is_replaced(make_beir: Callable[..., Path], tmp_path: Path) -> None:
+    # Every adaptation writes its own map, so one left by an earlier run cannot go stale.
+    out = tmp_path / "out"
+    adapt_beir_dataset(make_beir(), out)
+    (out / "id_map.json").write_text('{"documents": {"old": "stale"}, "queries": {}}')
+    adapt_beir_dataset(make_beir(), out)  # the manifest says the folder is an adaptation
+    assert read_id_map(out / "id_map.json") == IdMap(document_suffix=".txt")
+    forced = tmp_path / "forced"
+    forced.mkdir()
+    (forced / "id_map.json").write_text('{"documents": {"old": "stale"}, "queries": {}}')
+    adapt_beir_dataset(make_beir(), forced, force=True)
+    assert read_id_map(forced / "id_map.json") == IdMap(document_suffix=".txt")
 
 
 def test_output_folder_through_a_symlink_is_allowed(

@@ -18,7 +18,7 @@ def test_scifact_test_split(scifact_dir: Path, tmp_path: Path) -> None:
     assert report.query_count == 300
     assert report.relevance_pair_count == 339
     assert report.mapped_document_ids == report.mapped_query_ids == {}
-    assert report.id_map_path is None
+    assert report.id_map_path == (out / "id_map.json").absolute()
     assert calls[0] == (0, 5183)
     assert calls[-1] == (5183, 5183)
 

@@ -68,10 +68,14 @@ def test_adapt_prints_summary(small_beir: Path, tmp_path: Path) -> None:
     assert "documents: 3 (" in lines[1]
     assert str(out.absolute() / "corpus") in lines[1]
     assert "judgments: 2 queries, 2 relevant documents" in lines[2]
-    assert lines[3].startswith("note: ")
-    assert "not comparable to published BEIR numbers" in lines[3]
-    assert "grk eval run --level document" in lines[3]
-    assert len(lines) == 4  # no progress bar when the output is not a terminal
+    assert lines[3] == (
+        "  id map: 0 document and 0 query ids renamed, every document named <id>.txt -> "
+        f"{out.absolute() / 'id_map.json'}"
+    )
+    assert lines[4].startswith("note: ")
+    assert "not comparable to published BEIR numbers" in lines[4]
+    assert "grk eval run --level document" in lines[4]
+    assert len(lines) == 5  # no progress bar when the output is not a terminal
     assert [j.query_id for j in load_judgments(out / "judgments.jsonl")] == ["q1", "q2"]
 
 
@@ -105,6 +109,7 @@ def test_strict_refusal_names_the_option_then_slug_succeeds(
     assert result.exit_code == 0, result.output
     assert "id map: 2 document and 1 query ids renamed" in result.output
     id_map = json.loads((out / "id_map.json").read_text())
+    assert id_map["document_suffix"] == ".txt"
     assert set(id_map["documents"]) == {"<dbpedia:Oceanic_Airlines>", "<dbpedia:Trains>"}
     assert list(id_map["queries"]) == ["SemSearch_ES-2"]
 

@@ -154,3 +154,95 @@ def test_progress_display_draws_only_when_enabled() -> None:
         hook("load", 1, 2)
     assert quiet.getvalue() == ""
     assert hook.enabled is False
+
+
+def _predictions_config(tmp_path: Path, retriever: str) -> Path:
+    config = tmp_path / "conf" / "groundkit.toml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(
+        'corpus = "c"\njudgments = "j.jsonl"\n[[stages]]\nname = "orig"\n'
+        f"retriever = {retriever}\n",
+        encoding="utf-8",
+    )
+    return config
+
+
+def test_id_map_flag_sets_a_predictions_stage_of_the_flags_or_the_file(tmp_path: Path) -> None:
+    run, mapped = str(tmp_path / "o.trec"), str(tmp_path / "m.json")
+    flagged = build_run_config(
+        RunFlags(
+            corpus=tmp_path / "c",
+            judgments=tmp_path / "j.jsonl",
+            predictions=[f"orig={run}"],
+            id_maps=[f"orig={mapped}"],
+        )
+    )
+    assert flagged.stage("orig").retriever.model_dump()["id_map"] == Path(mapped)
+    # A stage of the config file: its own id_map is relative to the file's folder, and the
+    # flag (relative to the working folder, like every flag) beats it.
+    config = _predictions_config(
+        tmp_path, '{ kind = "predictions", path = "o.trec", id_map = "maps/id_map.json" }'
+    )
+    from_file = build_run_config(RunFlags(config=config))
+    folder = config.parent.resolve()
+    assert from_file.stage("orig").retriever.model_dump()["id_map"] == folder / "maps/id_map.json"
+    overridden = build_run_config(RunFlags(config=config, id_maps=["orig=other.json"]))
+    assert overridden.stage("orig").retriever.model_dump()["id_map"] == Path("other.json")
+    assert overridden.stage("orig").retriever.model_dump()["path"] == folder / "o.trec"
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            {"id_maps": ["nope=m.json"]},
+            "--id-map 'nope=m.json': no predictions stage named 'nope' (from --predictions or "
+            "the config file)",
+        ),
+        (
+            {"id_maps": ["bm25=m.json"]},
+            "--id-map 'bm25=m.json': stage 'bm25' is not a predictions stage; only a TREC run "
+            'read by --predictions NAME=RUN (or kind = "predictions") takes an id map',
+        ),
+        (
+            {"predictions": ["orig=o.trec"], "id_maps": ["orig=a.json", "orig=b.json"]},
+            "--id-map 'orig=b.json': stage 'orig' has an id map already",
+        ),
+        ({"predictions": ["orig=o.trec"], "id_maps": ["orig"]}, "--id-map 'orig': expected"),
+        (
+            {"predictions": ["orig=p.jsonl"], "id_maps": ["orig=m.json"]},
+            "--id-map orig=m.json: id_map applies to TREC run files, not to predictions JSON Lines",
+        ),
+    ],
+)
+def test_id_map_flag_errors_name_the_flag(
+    tmp_path: Path, flags: dict[str, list[str]], message: str
+) -> None:
+    with pytest.raises(InputError) as caught:
+        build_run_config(
+            RunFlags(
+                corpus=tmp_path / "c",
+                judgments=tmp_path / "j.jsonl",
+                stages=["bm25"],
+                **flags,  # type: ignore[arg-type]
+            )
+        )
+    assert caught.value.format_message().startswith(message)
+
+
+def test_id_map_flag_on_a_jsonl_stage_of_the_file_names_the_flag(tmp_path: Path) -> None:
+    config = _predictions_config(tmp_path, '{ kind = "predictions", path = "p.jsonl" }')
+    with pytest.raises(InputError) as caught:
+        build_run_config(RunFlags(config=config, id_maps=["orig=m.json"]))
+    assert caught.value.format_message() == (
+        "--id-map orig=m.json: id_map applies to TREC run files, not to predictions JSON Lines"
+    )
+    in_file = _predictions_config(
+        tmp_path, '{ kind = "predictions", path = "p.jsonl", id_map = "m.json" }'
+    )
+    with pytest.raises(InputError) as caught:
+        build_run_config(RunFlags(config=in_file))
+    assert caught.value.format_message() == (
+        f"{in_file}: stages[0].retriever.id_map: id_map applies to TREC run files, not to "
+        "predictions JSON Lines"
+    )

@@ -11,6 +11,7 @@ from groundkit.judgments import (
     MAX_COMPONENT_BYTES,
     UnsafePathError,
     atomic_write_bytes,
+    atomic_write_files,
     atomic_write_text,
     ensure_within,
     find_case_collisions,
@@ -231,6 +232,25 @@ def test_atomic_write_to_missing_folder_fails_cleanly(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         atomic_write_text(tmp_path / "missing" / "f.txt", "x")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_write_files_writes_a_set(tmp_path: Path) -> None:
+    first, second = tmp_path / "run.trec", tmp_path / "qrels.trec"
+    first.write_text("old run", encoding="utf-8")
+    atomic_write_files({first: "new run\n", second: b"qrels\n"})
+    assert first.read_text(encoding="utf-8") == "new run\n"
+    assert second.read_bytes() == b"qrels\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["qrels.trec", "run.trec"]
+
+
+def test_atomic_write_files_failure_before_the_renames_changes_nothing(tmp_path: Path) -> None:
+    # The second file cannot be written: the first keeps its old content, no temporary stays.
+    first = tmp_path / "run.trec"
+    first.write_text("old run", encoding="utf-8")
+    with pytest.raises(FileNotFoundError):
+        atomic_write_files({first: "new run", tmp_path / "missing" / "qrels.trec": "x"})
+    assert first.read_text(encoding="utf-8") == "old run"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.trec"]
 
 
 def test_atomic_write_with_a_long_name(tmp_path: Path) -> None:

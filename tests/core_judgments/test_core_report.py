@@ -20,7 +20,7 @@ from groundkit.judgments import (
     report_json_schema,
     report_to_json,
 )
-from groundkit.judgments._report import shipped_report_schema
+from groundkit.judgments._report_io import shipped_report_schema
 
 
 def _report_data() -> dict[str, Any]:

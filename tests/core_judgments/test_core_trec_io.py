@@ -11,10 +11,12 @@ from groundkit.judgments import (
     TrecRun,
     evaluate_trec,
     format_trec_eval,
+    qrels_text,
     read_qrels,
     read_trec_run,
     trec_measure_names,
     trec_ranking,
+    trec_run_text,
     write_qrels,
     write_trec_run,
 )
@@ -115,6 +117,10 @@ def test_round_trip_through_files(tmp_path: Path) -> None:
     # trec_eval order: score descending, then document id descending; ranks from 1.
     assert lines[:3] == ["q1 Q0 y 1 0.5 sys1", "q1 Q0 x 2 0.5 sys1", "q1 Q0 z 3 1e-05 sys1"]
     assert (tmp_path / "qrels").read_text(encoding="utf-8") == "q1 0 x 1\nq2 0 a 2\nq2 0 b 0\n"
+    # The writers write exactly the texts the text functions give (one TREC writer).
+    assert (tmp_path / "run").read_text(encoding="utf-8") == trec_run_text(run, run_id="sys1")
+    assert (tmp_path / "qrels").read_text(encoding="utf-8") == qrels_text(qrels)
+    assert trec_run_text({"q": {"d": 1.0}}).endswith(" groundkit\n")
 
 
 @pytest.mark.parametrize(

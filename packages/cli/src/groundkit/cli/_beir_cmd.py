@@ -66,11 +66,11 @@ def format_summary(report: BeirAdaptationReport, seconds: float) -> list[str]:
         f"  judgments: {report.query_count:,} queries, {report.relevance_pair_count:,} "
         f"relevant documents -> {report.judgments_path}",
     ]
-    if report.id_map_path is not None:
-        lines.append(
-            f"  id map: {len(report.mapped_document_ids):,} document and "
-            f"{len(report.mapped_query_ids):,} query ids renamed -> {report.id_map_path}"
-        )
+    lines.append(
+        f"  id map: {len(report.mapped_document_ids):,} document and "
+        f"{len(report.mapped_query_ids):,} query ids renamed, every document named <id>.txt "
+        f"-> {report.id_map_path}"
+    )
     lines.extend(f"note: {note}" for note in report.notes)
     return lines
 
@@ -90,7 +90,7 @@ def format_summary(report: BeirAdaptationReport, seconds: float) -> list[str]:
     default="strict",
     show_default=True,
     help="strict: refuse ids groundkit cannot use as they are; slug: rename them to safe "
-    "kebab-case ids (written to OUTPUT/id_map.json).",
+    "kebab-case ids (recorded in OUTPUT/id_map.json).",
 )
 @click.option(
     "--skip-empty-documents",
@@ -112,14 +112,16 @@ def adapt_command(
     skip_empty_documents: bool,
     force: bool,
 ) -> None:
-    """Adapt the BEIR dataset in SOURCE into OUTPUT (corpus/ and judgments.jsonl).
+    """Adapt the BEIR dataset in SOURCE into OUTPUT (corpus/, judgments.jsonl, id_map.json).
 
     SOURCE holds corpus.jsonl, queries.jsonl (either may be .jsonl.gz) and qrels/<split>.tsv.
     Each document becomes OUTPUT/corpus/<id>.txt (title, a blank line, body); each query with
     a positive qrels row becomes a judgment whose gold quotes are its whole relevant documents.
-    Everything is checked before anything is written, every problem of the dataset is reported
-    at once, and the output appears all at once (an interrupted run leaves nothing; run it
-    again).
+    OUTPUT/id_map.json records how BEIR's ids became groundkit's, so a TREC run written on
+    BEIR's own ids (Pyserini, ranx, BEIR's scripts) is read as it is by
+    `grk eval run --predictions`. Everything is checked before anything is written, every
+    problem of the dataset is reported at once, and the output appears all at once (an
+    interrupted run leaves nothing; run it again).
     """
     started = time.perf_counter()
     with _progress_hook() as hook:

@@ -1,4 +1,4 @@
-"""The `grk eval` commands: run, demo, compare and trec.
+"""The `grk eval` commands: demo, compare and trec (run: :mod:`groundkit.cli._eval_run_cmd`).
 
 The commands are thin: they parse flags, call the library, render with rich and pick the exit
 code (0 success; 1 a failed stage or a worse verdict; 2 bad input, raised as ``ValueError``
@@ -20,15 +20,8 @@ from groundkit.cli._compare_report import (
 )
 from groundkit.cli._console import make_console
 from groundkit.cli._defaults import (
-    DEFAULT_CHUNKERS,
-    DEFAULT_COMMAND_TIMEOUT,
-    DEFAULT_DEPTH,
-    DEFAULT_METRICS,
-    DEFAULT_MIN_OVERLAP,
-    DEFAULT_MULTIPLICITY,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
-    DEPTH_RANGE,
 )
 from groundkit.cli._errors import EXIT_OK, InputError
 from groundkit.cli._eval_compare import (
@@ -37,12 +30,9 @@ from groundkit.cli._eval_compare import (
     pick_stage_rows,
     render_items_outcome,
 )
-from groundkit.cli._eval_config import RunFlags, build_run_config
 from groundkit.cli._eval_items import read_items_file
 from groundkit.cli._eval_run import (
-    DEFAULT_REPORT,
     command_record,
-    default_items_path,
     demo_config,
     demo_data,
     dense_ready,
@@ -51,11 +41,10 @@ from groundkit.cli._eval_run import (
 from groundkit.cli._eval_trec import trec_eval_text
 from groundkit.cli._outputs import force_option, guard
 from groundkit.cli._track_record_cmd import record_compare_measurement  # track record
-from groundkit.cli._types import FiniteFloatRange
 from groundkit.diagnosis import FIXES  # track record
 from groundkit.harness import DENSE_INSTALL_HINT, MAX_RESAMPLES, default_headline_metrics
 
-__all__ = ["compare_command", "demo_command", "run_command", "trec_command"]
+__all__ = ["compare_command", "demo_command", "trec_command"]
 
 # The harness's default headline metrics at both levels: shown when both files have them.
 DEFAULT_GUARDRAILS = [
@@ -341,236 +330,6 @@ def compare_command(
     else:
         raise click.UsageError("give one report, or two items files A and B")
     click.get_current_context().exit(code)
-
-
-_OUT_FILE = click.Path(dir_okay=False, path_type=Path)
-_IN_PATH = click.Path(path_type=Path)
-
-
-@click.command("run")
-@click.option("--config", "config_file", type=_IN_PATH, help="A groundkit.toml run configuration.")
-@click.option("--corpus", type=_IN_PATH, help="Corpus folder or .jsonl file.")
-@click.option("--judgments", type=_IN_PATH, help="Judgments .jsonl file.")
-@click.option(
-    "--chunker",
-    metavar="SPEC",
-    help="Default chunker: document, paragraphs[:MAX_CHARS], sentences[:N[:MAX_CHARS]], "
-    f"chars:SIZE[:OVERLAP], tokens:SIZE[:OVERLAP]  [default: {DEFAULT_CHUNKERS}].",
-)
-@click.option(
-    "--stage",
-    "stages",
-    multiple=True,
-    metavar="[NAME=]KIND[@CHUNKER]",
-    help="Add a stage: bm25, dense[:MODEL] or hybrid:A+B, with its own chunker after @, "
-    "e.g. --stage small=bm25@chars:400:50. Repeatable.",
-)
-@click.option(
-    "--retriever",
-    "retrievers",
-    multiple=True,
-    metavar="KIND",
-    help="Add a stage named after its retriever on the default chunker (bm25, dense).",
-)
-@click.option(
-    "--hybrid",
-    "hybrids",
-    multiple=True,
-    metavar="[NAME=]A,B",
-    help="Add a reciprocal-rank fusion of earlier stages (named 'hybrid' unless NAME=).",
-)
-@click.option(
-    "--command",
-    "commands",
-    multiple=True,
-    metavar="NAME=CMD",
-    help="Add a stage run by an external program (no shell); {in}/{out} in CMD are the "
-    "queries and predictions files, else stdin/stdout.",
-)
-@click.option(
-    "--command-timeout",
-    type=FiniteFloatRange(min=0, min_open=True),
-    default=None,
-    metavar="SECONDS",
-    help=f"Timeout of --command stages [default: {DEFAULT_COMMAND_TIMEOUT:g}].",
-)
-@click.option(
-    "--predictions",
-    multiple=True,
-    metavar="NAME=PATH",
-    help="Add a stage read from a predictions .jsonl (or a TREC run file).",
-)
-@click.option(
-    "--level",
-    type=click.Choice(["chunk", "document"]),
-    default=None,
-    help="chunk: hits must overlap the gold quotes [default]; document: trec_eval semantics.",
-)
-@click.option(
-    "--k",
-    "depth",
-    type=click.IntRange(*DEPTH_RANGE),
-    default=None,
-    help=f"Hits retrieved and recorded per query and stage [default: {DEFAULT_DEPTH}].",
-)
-@click.option(
-    "--metric",
-    "metrics",
-    multiple=True,
-    metavar="METRIC",
-    help=f"Headline metric (repeatable) [default: {DEFAULT_METRICS}].",
-)
-@click.option(
-    "--min-overlap",
-    type=FiniteFloatRange(0.0, 1.0),
-    default=None,
-    help=f"Share of a quote's span a hit must cover [default: {DEFAULT_MIN_OVERLAP:g}, one "
-    "character].",
-)
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=None,
-    help=f"Seed of every random step [default: {DEFAULT_SEED}].",
-)
-@click.option(
-    "--resamples",
-    type=click.IntRange(min=1, max=MAX_RESAMPLES),
-    default=None,
-    help="Random sign patterns where a test cannot be enumerated exactly "
-    f"[default: {DEFAULT_RESAMPLES}].",
-)
-@click.option(
-    "--multiplicity",
-    type=click.Choice(["holm", "bh"]),
-    default=None,
-    help="Family-wise control over every stage × headline metric: holm (the chance of any "
-    "false claim stays at alpha) or bh (Benjamini–Hochberg: the false discovery rate) "
-    f"[default: {DEFAULT_MULTIPLICITY}].",
-)
-@click.option(
-    "--primary-metric",
-    default=None,
-    metavar="METRIC",
-    help="Only this headline metric decides; the others are shown as guardrails.",
-)
-@click.option(
-    "--equivalence-margin",
-    "run_margin",
-    type=click.FloatRange(min=0.0, min_open=True, max=1.0),
-    default=None,
-    metavar="M",
-    help="Also test equivalence within ±M (TOST) for every comparison.",
-)
-@click.option(
-    "--embedding-cache", type=_IN_PATH, default=None, help="Embedding cache folder of dense stages."
-)
-@click.option(
-    "--report",
-    "report_path",
-    type=_OUT_FILE,
-    default=DEFAULT_REPORT,
-    show_default=True,
-    help="Where to write the report (JSON).",
-)
-@click.option(
-    "--items",
-    "items_path",
-    type=_OUT_FILE,
-    default=None,
-    help="Where to write per-query scores [default: REPORT with .items.jsonl].",
-)
-@click.option("--no-items", is_flag=True, help="Do not write the items file.")
-@click.option(  # --- html report (grk eval run --html) ---
-    "--html",
-    "html_path",
-    type=_OUT_FILE,
-    default=None,
-    help="Also write the report as one self-contained HTML page.",
-)
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bars on standard error [default: when it is a terminal].",
-)
-@force_option
-@click.pass_context
-def run_command(
-    ctx: click.Context,
-    config_file: Path | None,
-    corpus: Path | None,
-    judgments: Path | None,
-    chunker: str | None,
-    stages: tuple[str, ...],
-    retrievers: tuple[str, ...],
-    hybrids: tuple[str, ...],
-    commands: tuple[str, ...],
-    command_timeout: float | None,
-    predictions: tuple[str, ...],
-    level: str | None,
-    depth: int | None,
-    metrics: tuple[str, ...],
-    min_overlap: float | None,
-    seed: int | None,
-    resamples: int | None,
-    multiplicity: str | None,
-    primary_metric: str | None,
-    run_margin: float | None,
-    embedding_cache: Path | None,
-    report_path: Path,
-    items_path: Path | None,
-    no_items: bool,
-    html_path: Path | None,  # --- html report ---
-    progress: bool | None,
-    force: bool,
-) -> None:
-    """Evaluate retrieval stages against quote-anchored judgments and write a report.
-
-    \b
-    grk eval run --corpus docs/ --judgments judgments.jsonl --retriever dense --hybrid bm25,dense
-    grk eval run --config groundkit.toml --seed 1 --report runs/today.json
-
-    The BM25 baseline 'bm25' is always the first stage. Each other stage is compared with it
-    on every headline metric, all comparisons as one family (exact paired tests, Holm over the
-    whole report by default). The report (JSON, schema-checked) and the per-query items are
-    written even when a stage fails; the command then exits 1 with the stage's error.
-    """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
-    if no_items and items_path is not None:
-        raise InputError("--items and --no-items contradict each other")
-    flags = RunFlags(
-        config=config_file,
-        corpus=corpus,
-        judgments=judgments,
-        chunker=chunker,
-        stages=stages,
-        retrievers=retrievers,
-        hybrids=hybrids,
-        commands=commands,
-        command_timeout=command_timeout,
-        predictions=predictions,
-        level=level,
-        depth=depth,
-        metrics=metrics,
-        min_overlap=min_overlap,
-        seed=seed,
-        resamples=resamples,
-        multiplicity=multiplicity,
-        primary_metric=primary_metric,
-        equivalence_margin=run_margin,
-        embedding_cache=embedding_cache,
-    )
-    config = build_run_config(flags)
-    execute(
-        config,
-        console=make_console(),
-        report_path=report_path,
-        items_path=None if no_items else (items_path or default_items_path(report_path)),
-        command=command_record(ctx),
-        progress=progress,
-        html_path=html_path,  # --- html report ---
-        inputs=[("--config", config_file)],
-        force=force,
-    )
 
 
 @click.command("demo")

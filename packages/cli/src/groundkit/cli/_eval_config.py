@@ -4,8 +4,9 @@ One path: the config file is read as a raw mapping (its relative paths resolved 
 folder), the flags are merged over it, and the result is validated once by the harness's
 models. Precedence: a flag beats the config file, which beats the defaults (filled in by the
 models, so ``--level document`` gets the document-level default chunker). Stages given by flags
-are added after the file's stages; one with the same name replaces the file's. Every problem is
-reported at once, each naming the flag or the file key it comes from.
+are added after the file's stages; one with the same name replaces the file's. ``--id-map
+NAME=PATH`` then sets ``id_map`` of predictions stage NAME, whether a flag or the file defines
+it. Every problem is reported at once, each naming the flag or the file key it comes from.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from groundkit.cli._eval_flags import (
     StageSpec,
     parse_command_spec,
     parse_hybrid_shortcut,
+    parse_named_path,
     parse_predictions_spec,
     parse_stage_spec,
 )
@@ -48,6 +50,7 @@ class RunFlags:
     commands: Sequence[str] = ()
     command_timeout: float | None = None
     predictions: Sequence[str] = ()
+    id_maps: Sequence[str] = ()
     level: str | None = None
     depth: int | None = None
     metrics: Sequence[str] = ()
@@ -101,9 +104,49 @@ def _top_level_flags(flags: RunFlags) -> dict[str, tuple[str, Any]]:
     return given
 
 
+Location = tuple[int | str, ...]
+
+
+def _set_id_maps(stages: list[Any], id_maps: Sequence[str]) -> dict[Location, str]:
+    """Set each ``--id-map NAME=PATH`` on predictions stage NAME (of the flags or the file).
+
+    Returns:
+        Where each flag's value went (``("stages", i, "retriever", "id_map")``) to the flag.
+
+    Raises:
+        InputError: A malformed spec, no predictions stage NAME, or NAME given twice.
+    """
+    origins: dict[Location, str] = {}
+    positions = {
+        stage["name"]: index
+        for index, stage in enumerate(stages)
+        if isinstance(stage, dict) and isinstance(stage.get("name"), str)
+    }
+    for text in id_maps:
+        name, path = parse_named_path(text, flag="--id-map")
+        index = positions.get(name)
+        retriever = stages[index].get("retriever") if index is not None else None
+        if index is None or not isinstance(retriever, dict):
+            raise InputError(
+                f"--id-map {text!r}: no predictions stage named {name!r} (from --predictions "
+                "or the config file)"
+            )
+        if retriever.get("kind") != "predictions":
+            raise InputError(
+                f"--id-map {text!r}: stage {name!r} is not a predictions stage; only a TREC "
+                'run read by --predictions NAME=RUN (or kind = "predictions") takes an id map'
+            )
+        where: Location = ("stages", index, "retriever", "id_map")
+        if where in origins:
+            raise InputError(f"--id-map {text!r}: stage {name!r} has an id map already")
+        origins[where] = f"--id-map {text}"
+        stages[index] = {**stages[index], "retriever": {**retriever, "id_map": path}}
+    return origins
+
+
 def _merge(
     data: dict[str, Any], flags: RunFlags
-) -> tuple[dict[str, Any], dict[int, str], dict[str, str]]:
+) -> tuple[dict[str, Any], dict[int, str], dict[str, str], dict[Location, str]]:
     """The flags merged over the file's raw mapping, and where each flag's value went."""
     top = _top_level_flags(flags)
     origins = {key: flag for key, (flag, _) in top.items()}
@@ -135,14 +178,24 @@ def _merge(
             stage_origins[len(kept)] = text
             kept.append(spec.to_config())
         data["stages"] = kept
-    return data, stage_origins, origins
+    field_origins: dict[Location, str] = {}
+    if flags.id_maps:
+        stages = data.get("stages")
+        data["stages"] = list(stages) if isinstance(stages, list) else []
+        field_origins = _set_id_maps(data["stages"], flags.id_maps)
+    return data, stage_origins, origins, field_origins
 
 
 def _render(
-    problem: ConfigProblem, stages: dict[int, str], top: dict[str, str]
+    problem: ConfigProblem,
+    stages: dict[int, str],
+    top: dict[str, str],
+    fields: dict[Location, str],
 ) -> tuple[str, bool]:
     """One problem as the user should read it, and whether it comes from the config file."""
     loc = problem.loc
+    if loc in fields:
+        return f"{fields[loc]}: {problem.message}", False
     if len(loc) >= 2 and loc[0] == "stages" and isinstance(loc[1], int) and loc[1] in stages:
         rest = ConfigProblem(loc[2:], problem.message)
         return (
@@ -168,7 +221,7 @@ def build_run_config(flags: RunFlags) -> RunConfig:
         HarnessError: An unreadable config file or invalid TOML.
     """
     raw = read_config_file(flags.config) if flags.config is not None else {}
-    data, stage_origins, top_origins = _merge(raw, flags)
+    data, stage_origins, top_origins, field_origins = _merge(raw, flags)
     missing = [
         flag
         for flag, key in (("--corpus", "corpus"), ("--judgments", "judgments"))
@@ -182,7 +235,7 @@ def build_run_config(flags: RunFlags) -> RunConfig:
     try:
         return run_config_from_dict(data, source=flags.config)
     except ConfigError as error:
-        rendered = [_render(p, stage_origins, top_origins) for p in error.problems]
+        rendered = [_render(p, stage_origins, top_origins, field_origins) for p in error.problems]
         from_file = [text for text, in_file in rendered if in_file]
         from_flags = [text for text, in_file in rendered if not in_file]
         parts = from_flags

@@ -96,7 +96,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 @cli.group("eval", cls=GroundkitGroup)
 def eval_group() -> None:
-    """Run evaluations, compare runs, diagnose misses, score TREC files."""
+    """Run evaluations, compare runs, diagnose misses, score and export TREC files."""
 
 
 @cli.group("beir", cls=GroundkitGroup)
@@ -124,12 +124,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 # Imported at the bottom so that command modules never need this module (no import cycles).
 from groundkit.cli._beir_cmd import adapt_command  # noqa: E402
 from groundkit.cli._diagnose_cmd import diagnose_command, track_record_command  # noqa: E402
-from groundkit.cli._eval_cmd import (  # noqa: E402
-    compare_command,
-    demo_command,
-    run_command,
-    trec_command,
-)
+from groundkit.cli._eval_cmd import compare_command, demo_command, trec_command  # noqa: E402
+from groundkit.cli._eval_export import export_command  # noqa: E402
+from groundkit.cli._eval_run_cmd import run_command  # noqa: E402
 from groundkit.cli._evalset_cmd import (  # noqa: E402
     assess_command,
     classify_command,
@@ -148,6 +145,7 @@ eval_group.add_command(diagnose_command)
 eval_group.add_command(track_record_command)
 eval_group.add_command(report_command)
 eval_group.add_command(trec_command)
+eval_group.add_command(export_command)
 
 evalset_group.add_command(assess_command)
 evalset_group.add_command(filter_command)

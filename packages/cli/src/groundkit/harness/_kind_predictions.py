@@ -2,27 +2,28 @@
 
 A predictions file is input the user gives, like the judgments: a problem in it (an unknown
 query or document, a bad span) is bad input naming the file and line (exit 2), not a failed
-stage. Text hits that cannot be located are counted and listed like any stage's.
+stage. Text hits that cannot be located are counted and listed like any stage's. A TREC run
+written on an original dataset's ids (BEIR's ``4983`` for the adapted ``4983.txt``) is read
+through an id map (:mod:`groundkit.harness._trec_ids`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from groundkit.harness._config import StageConfig
 from groundkit.harness._context import PreparedRun
 from groundkit.harness._context import RunContext as _Context
-from groundkit.harness._context import StageOutcome as _StageOutcome
 from groundkit.harness._errors import HarnessError
 from groundkit.harness._hits import HitNormalizer, PerQueryHits
 from groundkit.harness._predictions import read_predictions_jsonl
 from groundkit.harness._protocol import Query, StageContext
 from groundkit.harness._ranking import RankedRun
 from groundkit.harness._retrievers import PredictionsRetriever
-from groundkit.judgments import read_trec_run, trec_ranking
+from groundkit.harness._trec_ids import resolve_run_ids
+from groundkit.judgments import JudgmentError, read_trec_run, trec_ranking
 
 __all__ = ["PredictionsStage"]
 
@@ -49,10 +50,7 @@ class PredictionsStage:
         stage = ctx.settings.stage(self.context.stage)
         path = self.settings.path
         if self.settings.resolved_format == "trec":
-            outcome = _StageOutcome(config=stage)
-            _trec_stage(ctx, stage, outcome, path)
-            assert outcome.run is not None
-            return PreparedRun(outcome.run)
+            return PreparedRun(_trec_stage(ctx, stage, self.settings))
         lines = read_predictions_jsonl(path, stage=stage.name, known_queries=ctx.known_queries)
         normalizer = HitNormalizer(ctx.corpus, ctx.doc_codes, stage.name, depth, path=path)
         per_query: list[PerQueryHits | None] = []
@@ -66,32 +64,32 @@ class PredictionsStage:
         return PreparedRun(RankedRun.from_lists(ctx.query_ids, per_query), normalizer.unlocated)
 
 
-def _trec_stage(ctx: _Context, stage: StageConfig, outcome: _StageOutcome, path: Path) -> None:
-    run = read_trec_run(path)
-    for query_id in run:
-        if query_id not in ctx.known_queries:
-            raise HarnessError(
-                f"stage {stage.name!r}: unknown query id {query_id!r} (not in the judgments)",
-                path=path,
-            )
+def _trec_stage(ctx: _Context, stage: StageConfig, settings: PredictionsRetriever) -> RankedRun:
+    path = settings.path
+    try:
+        run = read_trec_run(path)
+        rankings = resolve_run_ids(
+            {query_id: trec_ranking(docs)[: ctx.settings.depth] for query_id, docs in run.items()},
+            stage=stage.name,
+            path=path,
+            known_queries=ctx.known_queries,
+            corpus=ctx.doc_codes,
+            id_map=settings.id_map,
+            corpus_source=ctx.corpus.source,
+        )
+    except HarnessError:
+        raise
+    except JudgmentError as error:
+        # A bad run line or id map found by core is bad input (exit 2), not a failed stage.
+        raise HarnessError(error.message, path=error.path, line=error.line) from None
     per_query: list[PerQueryHits | None] = []
     for query_id in ctx.query_ids:
-        docs = run.get(query_id)
-        if docs is None:
+        ranking = rankings.get(query_id)
+        if ranking is None:
             per_query.append(None)
             continue
-        ranking = trec_ranking(docs)[: ctx.settings.depth]
-        codes = []
-        for doc, _ in ranking:
-            code = ctx.doc_codes.get(doc)
-            if code is None:
-                raise HarnessError(
-                    f"stage {stage.name!r}: query {query_id!r}: unknown document {doc!r}",
-                    path=path,
-                )
-            codes.append(code)
-        code_array = np.asarray(codes, dtype=np.int64)
-        ends = ctx.doc_lengths[code_array] if codes else np.zeros(0, dtype=np.int64)
+        code_array = np.asarray([ctx.doc_codes[doc] for doc, _ in ranking], dtype=np.int64)
+        ends = ctx.doc_lengths[code_array] if ranking else np.zeros(0, dtype=np.int64)
         if np.any(ends == 0):
             raise HarnessError(
                 f"stage {stage.name!r}: query {query_id!r}: an empty document cannot be a hit",
@@ -100,10 +98,11 @@ def _trec_stage(ctx: _Context, stage: StageConfig, outcome: _StageOutcome, path:
         per_query.append(
             (
                 code_array,
-                np.zeros(len(codes), dtype=np.int64),
+                np.zeros(len(ranking), dtype=np.int64),
                 ends,
                 np.asarray([score for _, score in ranking], dtype=np.float64),
-                np.full(len(codes), -1, dtype=np.int64),
+                np.full(len(ranking), -1, dtype=np.int64),
             )
         )
-    outcome.run = RankedRun.from_lists(ctx.query_ids, per_query)
+    # trec_ranking ordered ties by the file's own ids, as trec_eval does on that file.
+    return RankedRun.from_lists(ctx.query_ids, per_query, ties_ordered=True)

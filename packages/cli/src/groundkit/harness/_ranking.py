@@ -89,6 +89,9 @@ class RankedRun:
         scores: The retriever's score of each hit.
         chunk_ids: Row of the hit in the stage's :class:`ChunkTable`, ``-1`` when unknown.
         returned: Whether the retriever returned a list (possibly empty) for each query.
+        ties_ordered: Ties are already in trec_eval's order for the ids the run was written
+            with (a TREC run read through an id map), so scoring must not reorder them by
+            the corpus's ids.
     """
 
     query_ids: tuple[str, ...]
@@ -99,6 +102,7 @@ class RankedRun:
     scores: FloatArray
     chunk_ids: IntArray
     returned: npt.NDArray[np.bool_]
+    ties_ordered: bool = False
 
     @property
     def counts(self) -> IntArray:
@@ -114,6 +118,8 @@ class RankedRun:
         cls,
         query_ids: Sequence[str],
         per_query: Sequence[tuple[IntArray, IntArray, IntArray, FloatArray, IntArray] | None],
+        *,
+        ties_ordered: bool = False,
     ) -> RankedRun:
         """Assemble per-query arrays ``(docs, starts, ends, scores, chunk_ids)``.
 
@@ -142,4 +148,5 @@ class RankedRun:
             scores=column(3, np.float64),  # type: ignore[arg-type]
             chunk_ids=column(4, np.int64),  # type: ignore[arg-type]
             returned=np.fromiter((p is not None for p in per_query), np.bool_, len(per_query)),
+            ties_ordered=ties_ordered,
         )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, field_serializer, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_serializer, field_validator, model_validator
 
 from groundkit.harness._registry import (
     RetrieverKind,
@@ -228,18 +228,40 @@ class PredictionsRetriever(RetrieverSettings):
         path: The file.
         format: ``"jsonl"`` or ``"trec"``; ``None`` guesses from the suffix (``.jsonl`` is
             JSON Lines, anything else TREC).
+        id_map: For a TREC run on an original dataset's ids: the ``id_map.json`` that maps
+            them to the corpus's (default: the one beside the corpus folder, as
+            ``grk beir adapt`` writes it; used only when the run's ids are not the corpus's).
+            A relative path in a config file is relative to the file's folder.
     """
 
     kind: Literal["predictions"] = "predictions"
     path: Path
     format: Literal["jsonl", "trec"] | None = None
+    id_map: Path | None = None
+
+    @field_validator("id_map")
+    @classmethod
+    def _id_map_needs_trec(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        # A field check (not a model check) so that the problem names the id_map key, which a
+        # flag (--id-map) may have set on a stage of the config file.
+        path, file_format = info.data.get("path"), info.data.get("format")
+        if value is not None and path is not None and _format_of(path, file_format) != "trec":
+            raise ValueError("id_map applies to TREC run files, not to predictions JSON Lines")
+        return value
 
     @property
     def resolved_format(self) -> Literal["jsonl", "trec"]:
         """The format, guessed from the suffix when not given."""
-        if self.format is not None:
-            return self.format
-        return "jsonl" if self.path.suffix.lower() == ".jsonl" else "trec"
+        return _format_of(self.path, self.format)
+
+
+_FileFormat = Literal["jsonl", "trec"]
+
+
+def _format_of(path: Path, file_format: _FileFormat | None) -> _FileFormat:
+    if file_format is not None:
+        return file_format
+    return "jsonl" if path.suffix.lower() == ".jsonl" else "trec"
 
 
 class RerankRetriever(RetrieverSettings):

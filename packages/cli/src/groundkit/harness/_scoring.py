@@ -34,7 +34,14 @@ import numpy.typing as npt
 
 from groundkit.harness._hits import PerQueryHits
 from groundkit.harness._ranking import RankedRun
-from groundkit.judgments import GoldTable, HitTable, evaluate_trec, parse_metric, score_table
+from groundkit.judgments import (
+    GoldTable,
+    HitTable,
+    evaluate_trec,
+    parse_metric,
+    score_table,
+    trec_tie_order,
+)
 
 __all__ = [
     "chunk_metric_names",
@@ -114,23 +121,11 @@ def score_chunk_level(
     return table.values
 
 
-def trec_tie_order(docs: npt.NDArray[np.int64], scores: FloatArray) -> npt.NDArray[np.int64]:
-    """The positions of ranked hits reordered as trec_eval breaks ties: doc id descending.
-
-    ``docs`` are codes into the corpus's sorted ids (so a larger code is a larger id, as
-    ``strcmp`` compares UTF-8); each run of equal neighbouring scores is reordered, nothing
-    else moves.
-    """
-    if docs.size < 2:
-        return np.arange(docs.size, dtype=np.int64)
-    group = np.concatenate(([0], np.cumsum(scores[1:] != scores[:-1])))
-    return np.lexsort((-docs, group)).astype(np.int64)
-
-
 def collapse_to_documents(run: RankedRun, doc_lengths: npt.NDArray[np.int64]) -> RankedRun:
     """Keep each document's first hit as a whole-document span, ranked as trec_eval ranks.
 
-    Ties are broken by document id descending (see :func:`trec_tie_order`).
+    Ties are broken by document id descending (see :func:`trec_tie_order`), unless the run
+    says its ties already follow trec_eval on the ids it was written with.
     """
     per_query: list[PerQueryHits | None] = []
     for query in range(len(run.query_ids)):
@@ -141,7 +136,8 @@ def collapse_to_documents(run: RankedRun, doc_lengths: npt.NDArray[np.int64]) ->
         docs = run.docs[rows]
         _, first = np.unique(docs, return_index=True)
         keep = np.sort(first) + rows.start
-        keep = keep[trec_tie_order(run.docs[keep], run.scores[keep])]
+        if not run.ties_ordered:
+            keep = keep[trec_tie_order(run.docs[keep], run.scores[keep])]
         kept_docs = run.docs[keep]
         per_query.append(
             (
@@ -152,7 +148,7 @@ def collapse_to_documents(run: RankedRun, doc_lengths: npt.NDArray[np.int64]) ->
                 run.chunk_ids[keep],
             )
         )
-    return RankedRun.from_lists(run.query_ids, per_query)
+    return RankedRun.from_lists(run.query_ids, per_query, ties_ordered=run.ties_ordered)
 
 
 def score_document_level(

@@ -20,7 +20,21 @@ from groundkit.judgments._chunking import (
 )
 from groundkit.judgments._corpus import Corpus
 from groundkit.judgments._errors import JudgmentError, ReportError, UnsafePathError
+from groundkit.judgments._export import (
+    ExportLevel,
+    StageExport,
+    chunk_id,
+    export_stage,
+    parse_chunk_id,
+)
 from groundkit.judgments._hits import Hit, overlaps
+from groundkit.judgments._id_map import (
+    ID_MAP_FILE_NAME,
+    IdMap,
+    id_map_beside,
+    read_id_map,
+    write_id_map,
+)
 from groundkit.judgments._io import (
     dump_judgments,
     iter_jsonl_objects,
@@ -69,6 +83,7 @@ from groundkit.judgments._paths import (
     MAX_COMPONENT_BYTES,
     append_line,
     atomic_write_bytes,
+    atomic_write_files,
     atomic_write_text,
     ensure_within,
     find_case_collisions,
@@ -90,6 +105,8 @@ from groundkit.judgments._report import (
     StageComparison,
     StageReport,
     UnlocatedHit,
+)
+from groundkit.judgments._report_io import (
     check_report,
     checked_report_json,
     dump_report,
@@ -111,9 +128,12 @@ from groundkit.judgments._resolve import (
 )
 from groundkit.judgments._trec import (
     TrecRun,
+    qrels_text,
     read_qrels,
     read_trec_run,
     trec_ranking,
+    trec_run_text,
+    trec_tie_order,
     write_qrels,
     write_trec_run,
 )
@@ -125,6 +145,7 @@ from groundkit.judgments._trec_eval import (
 )
 
 __all__ = [
+    "ID_MAP_FILE_NAME",
     "MAX_COMPONENT_BYTES",
     "MAX_GRADE",
     "MAX_NAME_BYTES",
@@ -139,12 +160,14 @@ __all__ = [
     "DocumentChunker",
     "EvalReport",
     "EvidenceTrace",
+    "ExportLevel",
     "GoldEvidence",
     "GoldItem",
     "GoldQuote",
     "GoldTable",
     "Hit",
     "HitTable",
+    "IdMap",
     "InputPath",
     "Judgment",
     "JudgmentError",
@@ -167,6 +190,7 @@ __all__ = [
     "SentencesChunker",
     "Span",
     "StageComparison",
+    "StageExport",
     "StageReport",
     "TokensChunker",
     "TrecEvalResult",
@@ -176,10 +200,12 @@ __all__ = [
     "__version__",
     "append_line",
     "atomic_write_bytes",
+    "atomic_write_files",
     "atomic_write_text",
     "check_report",
     "checked_report_json",
     "chunk_corpus",
+    "chunk_id",
     "chunk_text",
     "chunker_spec",
     "closest_passage",
@@ -187,12 +213,14 @@ __all__ = [
     "dump_report",
     "ensure_within",
     "evaluate_trec",
+    "export_stage",
     "find_case_collisions",
     "flush_tree",
     "format_trec_eval",
     "format_validation_error",
     "gold_items_from_resolved",
     "guard_outputs",
+    "id_map_beside",
     "is_judgments_file",
     "is_report_file",
     "iter_jsonl_objects",
@@ -206,11 +234,14 @@ __all__ = [
     "normalize_for_matching",
     "open_regular",
     "overlaps",
+    "parse_chunk_id",
     "parse_chunker_config",
     "parse_chunker_spec",
     "parse_jsonl_line",
     "parse_metric",
     "parse_report",
+    "qrels_text",
+    "read_id_map",
     "read_qrels",
     "read_regular_bytes",
     "read_trec_run",
@@ -226,9 +257,12 @@ __all__ = [
     "temporary_sibling",
     "trec_measure_names",
     "trec_ranking",
+    "trec_run_text",
+    "trec_tie_order",
     "validate_doc_id",
     "validate_path_component",
     "validate_query_id",
+    "write_id_map",
     "write_qrels",
     "write_trec_run",
 ]

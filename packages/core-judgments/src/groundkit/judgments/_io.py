@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from groundkit.judgments._errors import JudgmentError
 from groundkit.judgments._models import Judgment, format_validation_error
-from groundkit.judgments._paths import atomic_write_text, open_regular
+from groundkit.judgments._paths import atomic_write_text, open_regular, read_regular_bytes
 
 __all__ = [
     "dump_judgments",
@@ -30,9 +30,58 @@ __all__ = [
     "judgments_text",
     "load_judgments",
     "parse_jsonl_line",
+    "read_json_file",
 ]
 
 _BOM = "\ufeff"
+
+
+def read_json_file(
+    path: str | Path, *, what: str, error: type[JudgmentError] = JudgmentError
+) -> Any:
+    """Decode a whole JSON file, every problem a one-line error naming the file.
+
+    Reads regular files only (a pipe or a device never blocks the reader), names the line of
+    invalid UTF-8 and the line and column of invalid JSON, and refuses NaN and Infinity, which
+    are not JSON.
+
+    Args:
+        path: The file.
+        what: What the file is, for messages (``"report"``, ``"id map"``).
+        error: The error class to raise.
+
+    Returns:
+        The decoded JSON.
+
+    Raises:
+        JudgmentError: ``<what> file not found``, ``cannot read <what>: ...``, ``the <what>
+            file is empty`` or ``not JSON: ...`` (with the line), as ``error``.
+    """
+    file = Path(path)
+    if not (file.exists() or file.is_symlink()):
+        raise error(f"{what} file not found", path=file)
+    try:
+        raw = read_regular_bytes(file)
+    except JudgmentError as exc:
+        raise error(exc.message, path=file) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise error(
+            f"cannot read {what}: not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
+            path=file,
+            line=line,
+        ) from None
+    if not text.strip():
+        raise error(f"the {what} file is empty", path=file)
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        message = f"not JSON: {exc.msg} (column {exc.colno})"
+        raise error(message, path=file, line=exc.lineno) from None
+    except ValueError as exc:  # NaN or Infinity: not JSON
+        raise error(f"not JSON: {exc}", path=file) from None
 
 
 def _refuse_constant(name: str) -> Any:

@@ -13,7 +13,7 @@ import errno
 import os
 import stat
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
@@ -23,6 +23,7 @@ from groundkit.judgments._outputs import temporary_sibling
 __all__ = [
     "MAX_COMPONENT_BYTES",
     "atomic_write_bytes",
+    "atomic_write_files",
     "atomic_write_text",
     "ensure_within",
     "find_case_collisions",
@@ -175,20 +176,8 @@ def ensure_within(root: Path, candidate: Path) -> Path:
     return resolved
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that readers see either the old file or the new one.
-
-    The bytes go to a temporary file in the same folder (same file system, so the final rename
-    is atomic), are flushed to disk, and the temporary file replaces ``path`` with
-    :func:`os.replace`. On any failure the temporary file is removed and ``path`` is untouched.
-    The new file gets the usual permissions for a new file (``0o666`` minus the umask).
-
-    Args:
-        path: Destination file; its folder must exist.
-        data: The complete new content.
-    """
-    destination = Path(path)
-    folder = destination.parent
+def _write_temporary(destination: Path, data: bytes) -> Path:
+    """Write ``data`` to a new hidden file beside ``destination``, flushed to disk."""
     while True:
         # Named with this process's id, so that the next writer can tell a temporary left by a
         # killed process (removed) from one being written right now (left alone).
@@ -205,12 +194,56 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        temporary.replace(destination)
     except BaseException:
         with contextlib.suppress(OSError):
             temporary.unlink()
         raise
-    _fsync_folder(folder)
+    return temporary
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see either the old file or the new one.
+
+    The bytes go to a temporary file in the same folder (same file system, so the final rename
+    is atomic), are flushed to disk, and the temporary file replaces ``path`` with
+    :func:`os.replace`. On any failure the temporary file is removed and ``path`` is untouched.
+    The new file gets the usual permissions for a new file (``0o666`` minus the umask).
+
+    Args:
+        path: Destination file; its folder must exist.
+        data: The complete new content.
+    """
+    atomic_write_files({Path(path): data})
+
+
+def atomic_write_files(contents: Mapping[Path, bytes | str]) -> None:
+    """Write several files as a set: all of them are complete before any replaces its target.
+
+    Each content goes to a temporary sibling of its destination (text as UTF-8, line endings
+    as given) and is flushed to disk; only when every one is written are they renamed into
+    place, in the given order. A failure before the renames (a full disk, an unwritable folder)
+    removes the temporary files and leaves every destination as it was; the renames themselves
+    are single atomic steps that do not fail for want of space.
+
+    Args:
+        contents: Destination file (its folder must exist) to its complete new content.
+    """
+    written: list[tuple[Path, Path]] = []
+    try:
+        for destination, data in contents.items():
+            payload = data.encode("utf-8") if isinstance(data, str) else data
+            written.append((_write_temporary(Path(destination), payload), Path(destination)))
+        while written:
+            temporary, destination = written[0]
+            temporary.replace(destination)
+            written.pop(0)
+    except BaseException:
+        for temporary, _ in written:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+        raise
+    for folder in dict.fromkeys(Path(destination).parent for destination in contents):
+        _fsync_folder(folder)
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -3,28 +3,17 @@
 A report is versioned with a semantic ``major.minor`` string. A reader accepts its own major
 version; from a later *minor* version it reads the fields it knows and ignores the rest (a minor
 version only ever adds optional fields); a later *major* version is refused with a message that
-says which version of groundkit is needed.
+says which version of groundkit is needed. The models are here; reading, checking and writing
+a report file are in :mod:`groundkit.judgments._report_io`.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from importlib import resources
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from groundkit.judgments._errors import JudgmentError, ReportError
-from groundkit.judgments._paths import atomic_write_text, read_regular_bytes
+from groundkit.judgments._errors import ReportError
 from groundkit.judgments._report_consistency import semantic_problems
 from groundkit.judgments._report_statistics import (
     BootstrapSettings,
@@ -46,13 +35,6 @@ __all__ = [
     "StageComparison",
     "StageReport",
     "UnlocatedHit",
-    "check_report",
-    "dump_report",
-    "load_report",
-    "parse_report",
-    "report_json_schema",
-    "report_to_json",
-    "shipped_report_schema",
 ]
 
 SCHEMA_VERSION = "1.1"
@@ -341,227 +323,3 @@ class EvalReport(_Model):
     def unanswerable_count(self) -> int:
         """Number of queries without gold evidence (excluded from ranking metrics)."""
         return sum(1 for q in self.queries if not q.answerable)
-
-
-def _version_tuple(version: object) -> tuple[int, int] | None:
-    if not isinstance(version, str):
-        return None
-    parts = version.split(".")
-    if len(parts) != 2 or not all(p.isdigit() for p in parts):
-        return None
-    return int(parts[0]), int(parts[1])
-
-
-def _format_error(error: Mapping[str, Any]) -> str:
-    loc = ".".join(str(part) for part in error.get("loc", ())) or "report"
-    message = str(error.get("msg", "invalid"))
-    if message.startswith(("Value error, ", "Assertion failed, ")):
-        message = message.split(", ", 1)[1]
-    return f"{loc}: {message}"
-
-
-def _drop_path(data: Any, loc: tuple[int | str, ...]) -> bool:
-    """Remove the key at ``loc`` from nested data; True when something was removed."""
-    node = data
-    for part in loc[:-1]:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            node = node[part]
-        else:
-            return False
-    if isinstance(node, dict) and loc and loc[-1] in node:
-        del node[loc[-1]]
-        return True
-    return False
-
-
-def _version_problem(data: Any) -> tuple[str | None, bool]:
-    """Return (problem, is_later_minor) for the report's schema_version."""
-    if not isinstance(data, dict):
-        return "a report must be a JSON object", False
-    version = _version_tuple(data.get("schema_version"))
-    ours = _version_tuple(SCHEMA_VERSION)
-    assert ours is not None
-    if version is None:
-        return (
-            f"schema_version must be 'major.minor', got {data.get('schema_version')!r}",
-            False,
-        )
-    if version[0] != ours[0]:
-        return (
-            f"report schema {version[0]}.{version[1]} is not readable by this groundkit "
-            f"(reads {ours[0]}.x); upgrade groundkit-core-judgments"
-            if version[0] > ours[0]
-            else f"report schema {version[0]}.{version[1]} is older than {ours[0]}.0 and "
-            "no longer readable; re-run the evaluation",
-            False,
-        )
-    return None, version[1] > ours[1]
-
-
-def _summarise(exc: ValidationError, limit: int = 3) -> str:
-    errors = exc.errors()
-    shown = "; ".join(_format_error(e) for e in errors[:limit])
-    more = f" (and {len(errors) - limit} more)" if len(errors) > limit else ""
-    return f"not a valid groundkit report: {shown}{more}"
-
-
-def _validate(data: Any, later_minor: bool) -> EvalReport:
-    """Validate, dropping the fields a later minor version added (the one rule both readers use).
-
-    Raises:
-        ValidationError: What is still wrong once unknown fields are dropped.
-    """
-    if not later_minor:
-        return EvalReport.model_validate(data)
-    data = json.loads(json.dumps(data))  # private copy: unknown fields are pruned in place
-    while True:
-        try:
-            return EvalReport.model_validate(data)
-        except ValidationError as exc:
-            extras = [e for e in exc.errors() if e["type"] == "extra_forbidden"]
-            if not extras or not any(_drop_path(data, tuple(e["loc"])) for e in extras):
-                raise
-
-
-def parse_report(data: Any, *, source: str | Path | None = None) -> EvalReport:
-    """Validate decoded JSON as an :class:`EvalReport`.
-
-    A report from a later minor version is read for the fields this version knows (unknown
-    fields are dropped); a different major version is refused.
-
-    Args:
-        data: Decoded JSON.
-        source: Where it came from, for error messages.
-
-    Returns:
-        The validated report.
-
-    Raises:
-        ReportError: Wrong version or a schema mismatch (the first few are listed).
-    """
-    problem, later_minor = _version_problem(data)
-    if problem is not None:
-        raise ReportError(problem, path=source)
-    try:
-        return _validate(data, later_minor)
-    except ValidationError as exc:
-        raise ReportError(_summarise(exc), path=source) from None
-
-
-def check_report(data: Any) -> list[str]:
-    """List every mismatch between decoded JSON and the report contract.
-
-    Agrees with :func:`load_report`: a later minor version's unknown fields are not problems.
-
-    Args:
-        data: Decoded JSON of a report.
-
-    Returns:
-        One line per problem; empty when :func:`parse_report` would read the report.
-    """
-    problem, later_minor = _version_problem(data)
-    if problem is not None:
-        return [problem]
-    try:
-        _validate(data, later_minor)
-    except ValidationError as exc:
-        return [_format_error(e) for e in exc.errors()]
-    return []
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def load_report(path: str | Path) -> EvalReport:
-    """Read and check a report file.
-
-    Raises:
-        ReportError: Unreadable file, invalid JSON, wrong version or schema mismatch.
-    """
-    file = Path(path)
-    if not (file.exists() or file.is_symlink()):
-        raise ReportError("report file not found", path=file)
-    try:
-        raw = read_regular_bytes(file)
-    except JudgmentError as exc:
-        raise ReportError(exc.message, path=file) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise ReportError(
-            f"cannot read report: not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
-            path=file,
-            line=line,
-        ) from None
-    if not text.strip():
-        raise ReportError("the report file is empty", path=file)
-    try:
-        data = json.loads(text, parse_constant=_refuse_constant)
-    except json.JSONDecodeError as exc:
-        raise ReportError(
-            f"not JSON: {exc.msg} (column {exc.colno})", path=file, line=exc.lineno
-        ) from None
-    except ValueError as exc:  # NaN or Infinity: not JSON, and no report writes them
-        raise ReportError(f"not JSON: {exc}", path=file) from None
-    return parse_report(data, source=file)
-
-
-def report_to_json(report: EvalReport) -> str:
-    """Serialise a report deterministically (field order, shortest round-trip floats)."""
-    return report.model_dump_json(indent=1) + "\n"
-
-
-def checked_report_json(report: EvalReport) -> str:
-    """The report's JSON text (:func:`report_to_json`), checked against the contract first.
-
-    Raises:
-        ReportError: The report does not satisfy the contract.
-    """
-    text = report_to_json(report)
-    # Re-read what is about to be written: a report built with model_construct or
-    # model_copy(update=...) skipped validation, and non-finite floats would not survive JSON.
-    try:
-        EvalReport.model_validate_json(text)
-    except ValidationError as exc:
-        problems = [_format_error(e) for e in exc.errors()]
-        raise ReportError(
-            "refusing to write an invalid report: " + "; ".join(problems[:3])
-        ) from None
-    return text
-
-
-def dump_report(report: EvalReport, path: str | Path) -> None:
-    """Check and write a report atomically.
-
-    Raises:
-        ReportError: The report does not satisfy the contract (nothing is written).
-    """
-    text = checked_report_json(report)
-    try:
-        atomic_write_text(Path(path), text)
-    except JudgmentError:
-        raise
-    except OSError as exc:
-        raise ReportError(f"cannot write report: {exc.strerror or exc}", path=path) from None
-
-
-def shipped_report_schema() -> dict[str, Any]:
-    """The JSON Schema file shipped inside the package (``report.schema.json``).
-
-    It is generated from the models (``report_json_schema``); a test keeps the two equal.
-    """
-    text = resources.files("groundkit.judgments").joinpath("report.schema.json").read_text("utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    return schema
-
-
-def report_json_schema() -> dict[str, Any]:
-    """The JSON Schema of the report, generated from the models."""
-    schema = EvalReport.model_json_schema(mode="validation")
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["title"] = f"groundkit EvalReport {SCHEMA_VERSION}"
-    return schema

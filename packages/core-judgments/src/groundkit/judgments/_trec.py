@@ -21,6 +21,9 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
+
 from groundkit.judgments._errors import JudgmentError
 from groundkit.judgments._paths import atomic_write_text, read_regular_bytes
 
@@ -28,9 +31,12 @@ __all__ = [
     "Qrels",
     "Run",
     "TrecRun",
+    "qrels_text",
     "read_qrels",
     "read_trec_run",
     "trec_ranking",
+    "trec_run_text",
+    "trec_tie_order",
     "write_qrels",
     "write_trec_run",
 ]
@@ -192,18 +198,45 @@ def trec_ranking(docs: Mapping[str, float]) -> list[tuple[str, float]]:
     return sorted(docs.items(), key=lambda item: (item[1], item[0]), reverse=True)
 
 
-def _check_field(value: str, what: str, path: str | Path) -> str:
+def trec_tie_order(keys: npt.ArrayLike, scores: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """Positions of ranked hits reordered as trec_eval breaks ties: id descending.
+
+    Each run of equal neighbouring scores is reordered, nothing else moves (a ranking whose
+    scores do not descend keeps its order between runs). Every ranking groundkit scores at
+    document level goes through this one rule.
+
+    Args:
+        keys: The hits' ids, or integer codes that sort as the ids do (``strcmp`` on UTF-8
+            sorts as Unicode code points, which is how numpy sorts strings).
+        scores: The hits' scores, in rank order.
+
+    Returns:
+        The new order, as positions into ``keys``.
+    """
+    values = np.asarray(scores, dtype=np.float64)
+    if values.size < 2:
+        return np.arange(values.size, dtype=np.int64)
+    ids = np.asarray(keys)
+    codes = ids if ids.dtype.kind in "iu" else np.unique(ids, return_inverse=True)[1]
+    group = np.concatenate(([0], np.cumsum(values[1:] != values[:-1])))
+    return np.lexsort((-codes.astype(np.int64), group)).astype(np.int64)
+
+
+def _check_field(value: str, what: str, path: str | Path | None) -> str:
     if not value or any(char in value for char in " \t\n\r\x0b\x0c") or value.startswith("#"):
         raise JudgmentError(f"{what} {value!r} cannot be written as a TREC field", path=path)
     return value
 
 
-def write_qrels(qrels: Qrels, path: str | Path) -> None:
-    """Write a qrels file atomically, queries and documents sorted.
+def qrels_text(qrels: Qrels, *, path: str | Path | None = None) -> str:
+    """The text of a qrels file, queries and documents sorted (what :func:`write_qrels` writes).
 
     Args:
         qrels: ``{query_id: {doc_id: relevance}}``.
-        path: Destination.
+        path: The file it is meant for, named in errors.
+
+    Returns:
+        One ``query 0 document relevance`` line per judgment.
 
     Raises:
         JudgmentError: If an id is empty, starts with ``#`` or contains whitespace, or a
@@ -219,17 +252,35 @@ def write_qrels(qrels: Qrels, path: str | Path) -> None:
                     f"relevance {relevance!r} is not an integer", path=path, item_id=query
                 )
             lines.append(f"{query} 0 {_check_field(doc, 'document id', path)} {relevance}\n")
-    atomic_write_text(Path(path), "".join(lines))
+    return "".join(lines)
 
 
-def write_trec_run(run: Run, path: str | Path, *, run_id: str | None = None) -> None:
-    """Write a run file atomically, in trec_eval's ranking order with ranks from 1.
+def write_qrels(qrels: Qrels, path: str | Path) -> None:
+    """Write a qrels file atomically, queries and documents sorted.
+
+    Args:
+        qrels: ``{query_id: {doc_id: relevance}}``.
+        path: Destination.
+
+    Raises:
+        JudgmentError: If an id is empty, starts with ``#`` or contains whitespace, or a
+            relevance is not an integer.
+    """
+    atomic_write_text(Path(path), qrels_text(qrels, path=path))
+
+
+def trec_run_text(run: Run, *, run_id: str | None = None, path: str | Path | None = None) -> str:
+    """The text of a run file, in trec_eval's ranking order (what :func:`write_trec_run` writes).
 
     Args:
         run: ``{query_id: {doc_id: score}}``.
-        path: Destination.
         run_id: The run id column; defaults to ``run.run_id`` for a :class:`TrecRun`, else
             ``"groundkit"``.
+        path: The file it is meant for, named in errors.
+
+    Returns:
+        One ``query Q0 document rank score run_id`` line per document, ranks from 1, scores
+        written so that they read back exactly.
 
     Raises:
         JudgmentError: On an id that cannot be a TREC field or a NaN score.
@@ -244,4 +295,19 @@ def write_trec_run(run: Run, path: str | Path, *, run_id: str | None = None) -> 
                 raise JudgmentError(f"score of {doc!r} is NaN", path=path, item_id=query)
             doc_field = _check_field(doc, "document id", path)
             lines.append(f"{query} Q0 {doc_field} {rank} {float(score)!r} {name}\n")
-    atomic_write_text(Path(path), "".join(lines))
+    return "".join(lines)
+
+
+def write_trec_run(run: Run, path: str | Path, *, run_id: str | None = None) -> None:
+    """Write a run file atomically, in trec_eval's ranking order with ranks from 1.
+
+    Args:
+        run: ``{query_id: {doc_id: score}}``.
+        path: Destination.
+        run_id: The run id column; defaults to ``run.run_id`` for a :class:`TrecRun`, else
+            ``"groundkit"``.
+
+    Raises:
+        JudgmentError: On an id that cannot be a TREC field or a NaN score.
+    """
+    atomic_write_text(Path(path), trec_run_text(run, run_id=run_id, path=path))

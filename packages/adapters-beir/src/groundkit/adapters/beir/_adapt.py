@@ -12,7 +12,6 @@ once and renamed into place once (``_output``): a failure or a signal leaves not
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,6 +56,7 @@ from groundkit.adapters.beir._scan import (
 )
 from groundkit.judgments import (
     GoldQuote,
+    IdMap,
     Judgment,
     JudgmentError,
     format_validation_error,
@@ -147,11 +147,6 @@ def _build_judgments(
     return judgments
 
 
-def _id_map_json(doc_map: dict[str, str], query_map: dict[str, str]) -> bytes:
-    content = {"documents": doc_map, "queries": query_map}
-    return (json.dumps(content, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode()
-
-
 def _find_inputs(
     source: Path, split: str, problems: ProblemLog
 ) -> tuple[Path | None, Path | None, Path | None]:
@@ -222,11 +217,11 @@ def adapt_beir_dataset(
     ``text``), ``queries.jsonl`` (``_id``, ``text``), ``qrels/<split>.tsv`` (``query-id``,
     ``corpus-id``, ``score``; header optional; TREC's 4-column layout accepted); the JSONL
     files may be ``.jsonl.gz`` — and writes ``output_dir/corpus/<doc id>.txt`` (title,
-    ``"
-
-    "``, body), ``judgments.jsonl`` (one judgment per query with a positive row; each
-    gold quote a whole document with the qrels score as grade), ``id_map.json`` when ids were
-    mapped, and the manifest ``.groundkit-beir.json``.
+    ``"\n\n"``, body), ``judgments.jsonl`` (one judgment per query with a positive row; each
+    gold quote a whole document with the qrels score as grade), ``id_map.json`` (core's
+    :class:`~groundkit.judgments.IdMap`: the ``.txt`` suffix and the renamed ids, which lets the
+    harness read TREC runs written on BEIR's own ids) and the manifest
+    ``.groundkit-beir.json``.
 
     Everything is checked before anything is written, and every problem of the dataset is
     reported in one error (grouped by kind, with counts and the first places). The output is
@@ -273,8 +268,7 @@ def adapt_beir_dataset(
     )
     problems.raise_if_any()
     judgments = _build_judgments(check.positives, queries, corpus, doc_map, query_map, qrels_path)
-    writes_id_map = bool(doc_map or query_map)
-    check_output(layout, writes_id_map=writes_id_map, force=force, source=source)
+    check_output(layout, force=force, source=source)
     check_targets(
         layout, (doc_map.get(doc_id, doc_id) + DOCUMENT_SUFFIX for doc_id in corpus.lines)
     )
@@ -293,7 +287,9 @@ def adapt_beir_dataset(
         documents=documents_again(corpus_path, corpus, doc_map, DOCUMENT_SUFFIX),
         total=len(corpus.lines),
         judgments_text=judgments_text(judgments),
-        id_map=_id_map_json(doc_map, query_map) if writes_id_map else None,
+        id_map=IdMap(document_suffix=DOCUMENT_SUFFIX, documents=doc_map, queries=query_map)
+        .to_json()
+        .encode(),
         manifest={
             "kind": MANIFEST_KIND,
             "version": 1,
@@ -318,7 +314,7 @@ def adapt_beir_dataset(
         id_mapping=id_mapping,
         mapped_document_ids=doc_map,
         mapped_query_ids=query_map,
-        id_map_path=layout.id_map_path.absolute() if writes_id_map else None,
+        id_map_path=layout.id_map_path.absolute(),
         unjudged_query_count=len(queries.lines) - len(check.judged_queries),
         no_positive_query_count=len(check.judged_queries) - len(judgments),
         skipped_documents=tuple(sorted(corpus.empty)) if skip_empty_documents else (),

@@ -1,6 +1,6 @@
 """The output folder: checks that write nothing, then one all-or-nothing write.
 
-Layout: ``corpus/<document id>.txt``, ``judgments.jsonl``, ``id_map.json`` when ids were mapped,
+Layout: ``corpus/<document id>.txt``, ``judgments.jsonl``, ``id_map.json`` (core's ``IdMap``),
 and ``.groundkit-beir.json``, a small manifest that marks the folder as an adaptation (so a
 later adaptation may replace it, and a user's own files are never taken for one).
 
@@ -26,6 +26,7 @@ from typing import Any
 
 from groundkit.adapters.beir._errors import BeirError
 from groundkit.judgments import (
+    ID_MAP_FILE_NAME,
     MAX_NAME_BYTES,
     InputPath,
     JudgmentError,
@@ -50,7 +51,7 @@ __all__ = [
 
 CORPUS_DIR_NAME = "corpus"
 JUDGMENTS_NAME = "judgments.jsonl"
-ID_MAP_NAME = "id_map.json"
+ID_MAP_NAME = ID_MAP_FILE_NAME
 MANIFEST_NAME = ".groundkit-beir.json"
 MANIFEST_KIND = "groundkit-beir-adaptation"
 # Progress is reported at the start, the end, and about every 0.5% of the documents.
@@ -137,7 +138,6 @@ def _check_corpus_slot(layout: OutputLayout, adopted: bool, force: bool) -> None
 def check_output(
     layout: OutputLayout,
     *,
-    writes_id_map: bool | None = None,
     force: bool = False,
     source: Path | None = None,
 ) -> None:
@@ -153,7 +153,6 @@ def check_output(
 
     Args:
         layout: The output layout.
-        writes_id_map: Whether this run writes ``id_map.json`` (``None``: not known yet).
         force: Replace what is there even when it is not from an adaptation.
         source: The dataset folder (an output never lies inside its input).
 
@@ -200,14 +199,7 @@ def check_output(
     if judgments.exists() and judgments.stat().st_size and not is_judgments_file(judgments):
         raise _foreign(judgments, JUDGMENTS_NAME)
     if layout.id_map_path.exists():
-        if writes_id_map is False:
-            raise BeirError(
-                f"{ID_MAP_NAME} from an earlier adaptation is in the output folder but this "
-                "run maps no ids; remove it or choose a new output folder",
-                path=layout.id_map_path,
-            )
-        if writes_id_map:
-            raise _foreign(layout.id_map_path, ID_MAP_NAME)
+        raise _foreign(layout.id_map_path, ID_MAP_NAME)
 
 
 def _within(root: Path, candidate: Path) -> Path:

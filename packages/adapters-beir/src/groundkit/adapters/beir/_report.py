@@ -36,7 +36,8 @@ class BeirAdaptationReport(BaseModel):
         id_mapping: ``"strict"`` or ``"slug"``.
         mapped_document_ids: Original BEIR document id to the id used, for ids that changed.
         mapped_query_ids: Original BEIR query id to the id used, for judged ids that changed.
-        id_map_path: ``output_dir/id_map.json`` when ids were mapped, else ``None``.
+        id_map_path: ``output_dir/id_map.json``: how BEIR's ids became groundkit's (the
+            ``.txt`` suffix and the renamed ids), applied when a TREC run on BEIR's ids is read.
         unjudged_query_count: Queries of the queries file without any qrels row in the split.
         no_positive_query_count: Queries with qrels rows but none positive (left out).
         skipped_documents: Empty documents left out with ``skip_empty_documents``.
@@ -62,7 +63,7 @@ class BeirAdaptationReport(BaseModel):
     id_mapping: IdMapping
     mapped_document_ids: dict[str, str] = Field(default_factory=dict)
     mapped_query_ids: dict[str, str] = Field(default_factory=dict)
-    id_map_path: Path | None = None
+    id_map_path: Path
     unjudged_query_count: int = Field(default=0, ge=0)
     no_positive_query_count: int = Field(default=0, ge=0)
     skipped_documents: tuple[str, ...] = ()
