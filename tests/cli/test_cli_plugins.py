@@ -238,7 +238,10 @@ def test_help_defaults_come_from_the_models() -> None:
     result = CliRunner().invoke(cli, ["eval", "run", "--help"])
     assert result.exit_code == 0
     text = " ".join(result.output.split())
-    assert f"Bootstrap resamples [default: {BootstrapSettings().resamples}]" in text
+    assert (
+        "Random sign patterns where a test cannot be enumerated exactly "
+        f"[default: {BootstrapSettings().resamples}]"
+    ) in text
     assert "[default: chars:1000:200; document at --level document]" in text
     assert "[default: 600]" in text
     assert BootstrapSettings().resamples == DEFAULT_RESAMPLES
