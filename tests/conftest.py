@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+# Haystack reads this when it is imported: the tests make no network call, telemetry included.
+os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"
 

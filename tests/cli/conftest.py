@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import json
+import shutil
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from importlib import resources
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
+
+from groundkit.cli import cli as cli_main
+from groundkit.judgments import load_report
 
 PLUGIN_MODULE = textwrap.dedent(
     '''
@@ -97,3 +107,116 @@ def plugin_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     yield site
     forget_kind("throwaway-overlap")
     sys.modules.pop("throwaway_overlap", None)
+
+
+# --- framework adapters: the demo handbook, and the predictions-file reference -------------------
+
+HitsFor = Callable[[str], list[dict[str, Any]]]
+
+
+@pytest.fixture
+def demo_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The packaged demo handbook (``handbook/``, ``judgments.jsonl``) in the working folder."""
+    with resources.as_file(resources.files("groundkit.harness") / "demo_data") as demo:
+        shutil.copytree(demo / "corpus", tmp_path / "handbook")
+        shutil.copy(demo / "judgments.jsonl", tmp_path / "judgments.jsonl")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    names = set(sys.modules)
+    yield tmp_path
+    for name in set(sys.modules) - names:  # the workspace's own modules (rag_*.py)
+        if name.startswith("rag_"):
+            sys.modules.pop(name, None)
+
+
+class AdapterBench:
+    """Helpers of the adapter tests, in the demo workspace (see :func:`adapter_bench`)."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self.judgments = [
+            json.loads(line)
+            for line in (workspace / "judgments.jsonl").read_text("utf-8").splitlines()
+        ]
+
+    def load(self, name: str, source: str) -> ModuleType:
+        """Write ``name.py`` into the workspace and import it (the test's own reference)."""
+        path = self.workspace / f"{name}.py"
+        path.write_text(source, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    def span(self, source: str, text: str, start: int | None, score: float) -> dict[str, Any]:
+        """A framework hit as a span of the handbook, from the framework's own offset.
+
+        The reference does not locate text: it trusts the offset the framework recorded and
+        checks that the text is there, so the predictions file is an independent account of
+        the hits.
+        """
+        root = (self.workspace / "handbook").resolve()
+        path = Path(source)
+        doc = (path if path.is_absolute() else self.workspace / path).resolve().relative_to(root)
+        body = (root / doc).read_text(encoding="utf-8")
+        assert start is not None, f"no recorded offset for a hit of {doc}"
+        assert body[start : start + len(text)] == text, f"offset {start} of {doc} not verbatim"
+        return {"doc": doc.as_posix(), "start": start, "end": start + len(text), "score": score}
+
+    def run(self, config: str, *flags: str, debug: bool = False) -> Result:
+        """``grk eval run --config run.toml FLAGS`` on the handbook (50 resamples)."""
+        (self.workspace / "run.toml").write_text(
+            'corpus = "handbook"\njudgments = "judgments.jsonl"\n' + config, encoding="utf-8"
+        )
+        argv = ["eval", "run", "--config", "run.toml", *flags, "--resamples", "50"]
+        return CliRunner().invoke(
+            cli_main, [*(["--debug"] if debug else []), *argv, "--no-progress"]
+        )
+
+    def compare(self, config: str, stages: dict[str, HitsFor]) -> tuple[int, int]:
+        """Run ``config`` with each stage's hits also given as a predictions file; compare.
+
+        For every stage, what ``hits_for(query)`` returns for each judged query is written to
+        ``ref-<stage>.jsonl`` and run as a ``--predictions`` stage beside it; every query of
+        the stage must have the same hits and the same score on every metric as its
+        predictions stage.
+
+        Returns:
+            ``(queries, per-query scores)`` compared in all.
+        """
+        flags: list[str] = []
+        for stage, hits_for in stages.items():
+            path = self.workspace / f"ref-{stage}.jsonl"
+            lines = [
+                {"query_id": j["query_id"], "hits": hits_for(j["query"])} for j in self.judgments
+            ]
+            path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+            flags += ["--predictions", f"ref-{stage}={path.name}"]
+        result = self.run(config, *flags)
+        assert result.exit_code == 0, result.output
+        report = load_report(self.workspace / "groundkit-report.json")
+        queries = scores = 0
+        for stage in stages:
+            mine, ref = report.stage(stage), report.stage(f"ref-{stage}")
+            assert mine.error is None
+            assert mine.unlocated == []
+            assert [q.query_id for q in mine.queries] == [q.query_id for q in ref.queries]
+            for got, want in zip(mine.queries, ref.queries, strict=True):
+                assert [(h.doc, h.start, h.end) for h in got.hits] == [
+                    (h.doc, h.start, h.end) for h in want.hits
+                ], got.query_id
+                assert got.scores == want.scores, got.query_id
+                queries += 1
+                scores += len(got.scores)
+            # Real retrieval, not empty lists scoring zero on both sides.
+            assert mine.aggregates["recall@10"].mean > 0.3, (stage, mine.aggregates["recall@10"])
+        return queries, scores
+
+
+@pytest.fixture
+def adapter_bench(demo_workspace: Path) -> AdapterBench:
+    """Helpers of the adapter tests in a workspace holding the demo handbook."""
+    return AdapterBench(demo_workspace)

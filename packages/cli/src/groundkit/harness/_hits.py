@@ -97,7 +97,24 @@ class HitNormalizer:
             raise self._error(
                 f"document id must be a non-empty string, got {source!r}", query_id, rank, line
             )
-        raise self._error(f"unknown document {source!r} (not in the corpus)", query_id, rank, line)
+        raise self._error(
+            f"unknown document {source!r} (not in the corpus){self._path_hint(source)}",
+            query_id,
+            rank,
+            line,
+        )
+
+    def _path_hint(self, source: str) -> str:
+        """A hint when ``source`` is only the file name of a corpus id in a folder."""
+        if "/" in source or "\\" in source:
+            return ""
+        matches = [doc for doc in self.doc_codes if doc.rpartition("/")[2] == source]
+        if not matches:
+            return ""
+        return (
+            f"; it is the file name of {matches[0]!r}: record the file's path (Haystack's "
+            "converters do with store_full_path=True)"
+        )
 
     def _known_document(self, source: Any) -> str | None:
         if not isinstance(source, str) or not source:

@@ -51,7 +51,7 @@ class Bm25Stage:
 
 
 class DenseStage:
-    """Exact cosine search over sentence-transformers embeddings of the chunks.
+    """Cosine search over sentence-transformers embeddings of the chunks (exact or FAISS).
 
     Args:
         settings: The dense settings.
@@ -62,6 +62,11 @@ class DenseStage:
         # Imports numpy only; the model loads when the chunks are indexed.
         from groundkit.harness._dense import DenseIndex
 
+        if settings.index != "exact":
+            # A missing extra is a configuration error before any text is embedded.
+            from groundkit.harness._vector_index import require_faiss
+
+            require_faiss(context.stage, settings.index)
         self._index_type = DenseIndex
         self.settings = settings
         self.context = context

@@ -33,6 +33,7 @@ __all__ = [
     "HybridRetriever",
     "PredictionsRetriever",
     "RerankRetriever",
+    "TargetSettings",
     "object_target",
 ]
 
@@ -70,6 +71,15 @@ class DenseRetriever(RetrieverSettings):
         cache_dir: Embedding cache folder for this stage (default: the run's).
         query_prefix: Text put before every query (e.g. ``"query: "`` for E5 models).
         document_prefix: Text put before every chunk.
+        index: How the embeddings are searched: ``exact`` (numpy, every chunk scored),
+            ``faiss-flat`` (a FAISS flat inner-product index: the same results, FAISS's
+            kernels) or ``faiss-ivf`` (an inverted-file index for large corpora: only the
+            ``nprobe`` nearest of ``nlist`` clusters are searched, so recall may drop). The
+            FAISS indexes need the ``faiss`` extra (faiss-cpu).
+        nlist: Clusters of a ``faiss-ivf`` index (default: ``4 * sqrt(chunks)``, at most one
+            per 39 chunks, FAISS's training minimum). Trained with a fixed seed.
+        nprobe: Clusters searched per query by a ``faiss-ivf`` index (default:
+            ``sqrt(nlist)`` rounded up).
     """
 
     kind: Literal["dense"] = "dense"
@@ -79,6 +89,19 @@ class DenseRetriever(RetrieverSettings):
     cache_dir: Path | None = None
     query_prefix: str = ""
     document_prefix: str = ""
+    index: Literal["exact", "faiss-flat", "faiss-ivf"] = "exact"
+    nlist: int | None = Field(default=None, gt=0, le=1_000_000)
+    nprobe: int | None = Field(default=None, gt=0, le=1_000_000)
+
+    @model_validator(mode="after")
+    def _ivf_knobs(self) -> DenseRetriever:
+        if self.index != "faiss-ivf":
+            knobs = [name for name in ("nlist", "nprobe") if getattr(self, name) is not None]
+            if knobs:
+                raise ValueError(f"{knobs[0]} applies to index = 'faiss-ivf' only")
+        elif self.nlist is not None and self.nprobe is not None and self.nprobe > self.nlist:
+            raise ValueError(f"nprobe ({self.nprobe}) cannot exceed nlist ({self.nlist})")
+        return self
 
     @classmethod
     def from_spec_argument(cls, argument: str) -> dict[str, Any]:
@@ -153,7 +176,35 @@ def _resolve_target(data: dict[str, Any], base: Path) -> dict[str, Any]:
     return data
 
 
-class CallableRetriever(RetrieverSettings):
+class TargetSettings(RetrieverSettings):
+    """Settings of a kind whose ``target`` names a Python object (callable, the frameworks).
+
+    ``target`` is ``"package.module:name"`` or ``"path/to/file.py:name"`` (the file relative to
+    a config file's folder), or the object itself from Python; it is recorded as
+    ``module:qualified.name``. ``--stage NAME=KIND:TARGET`` sets it.
+
+    Attributes:
+        target: Where the object is, or the object itself.
+    """
+
+    target: Any
+
+    @field_serializer("target", when_used="json")
+    def _target_text(self, value: Any) -> str:
+        return value if isinstance(value, str) else object_target(value)
+
+    @classmethod
+    def from_spec_argument(cls, argument: str) -> dict[str, Any]:
+        """``KIND:package.module:name`` or ``KIND:path/file.py:name``."""
+        return {"target": argument}
+
+    @classmethod
+    def resolve_paths(cls, data: dict[str, Any], base: Path) -> dict[str, Any]:
+        """A ``file.py:name`` target is relative to the config file's folder."""
+        return _resolve_target(data, base)
+
+
+class CallableRetriever(TargetSettings):
     """A Python retriever: a function, an object with ``search``, or a factory of either.
 
     ``target`` names it as ``"package.module:name"`` or ``"path/to/file.py:name"`` (from a
@@ -172,27 +223,12 @@ class CallableRetriever(RetrieverSettings):
     """
 
     kind: Literal["callable"] = "callable"
-    target: Any
     batch: bool = False
 
     @field_validator("target", mode="before")
     @classmethod
     def _target_shape(cls, value: Any) -> Any:
         return _check_target(value, what="retriever")
-
-    @field_serializer("target", when_used="json")
-    def _target_text(self, value: Any) -> str:
-        return value if isinstance(value, str) else object_target(value)
-
-    @classmethod
-    def from_spec_argument(cls, argument: str) -> dict[str, Any]:
-        """``callable:package.module:name`` or ``callable:path/file.py:name``."""
-        return {"target": argument}
-
-    @classmethod
-    def resolve_paths(cls, data: dict[str, Any], base: Path) -> dict[str, Any]:
-        """A ``file.py:name`` target is relative to the config file's folder."""
-        return _resolve_target(data, base)
 
 
 class CommandRetriever(RetrieverSettings):
@@ -365,8 +401,8 @@ _BUILT_INS = (
         settings=DenseRetriever,
         build=_builder("_kind_index", "DenseStage"),
         chunked=True,
-        packages=("sentence-transformers", "transformers", "torch"),
-        summary="exact cosine search over sentence-transformers embeddings",
+        packages=("sentence-transformers", "transformers", "torch", "faiss-cpu"),
+        summary="cosine search over sentence-transformers embeddings (exact or FAISS)",
     ),
     RetrieverKind(
         name="hybrid",
