@@ -232,3 +232,28 @@ def test_a_a_comparisons_through_the_cli_are_inconclusive(tmp_path: Path) -> Non
         result = compare(str(a), str(b), "--json")
         assert result.exit_code == 0, result.output
         assert json.loads(result.output)["verdict"] == "inconclusive"
+
+
+def test_a_named_guardrail_must_be_in_both_files(files: dict[str, Path], tmp_path: Path) -> None:
+    asked = compare(str(files["a"]), str(files["better"]), "--guardrail", "mrr")
+    assert asked.exit_code == 0, asked.output
+    assert "mrr (guardrail)" in asked.output
+    assert "ndcg@10 (guardrail)" not in asked.output
+    typo = compare(str(files["a"]), str(files["better"]), "--guardrail", "recal@10")
+    assert typo.exit_code == 2
+    assert typo.output.count("\n") == 1, typo.output
+    assert "--guardrail 'recal@10'" in typo.output
+    assert "a.items.jsonl: query 'q000' has no 'recal@10'" in typo.output
+    # A guardrail missing from one row of B (hand-edited or cut short) is named, not dropped.
+    partial = rows([1] * 50 + [1] * 30 + [0] * 20, 1)
+    del partial["q007"]["mrr"]
+    cut = write(tmp_path / "cut.items.jsonl", {"bm25": partial})
+    missing = compare(str(files["a"]), str(cut), "--guardrail", "mrr")
+    assert missing.exit_code == 2
+    assert "cut.items.jsonl: query 'q007' has no 'mrr'" in missing.output
+    # Unnamed, the default guardrails are the ones both files hold in every row.
+    default = compare(str(files["a"]), str(cut))
+    assert default.exit_code == 0, default.output
+    assert "mrr (guardrail)" not in default.output
+    assert "ndcg@10 (guardrail)" in default.output
+    assert "not compared: mrr (missing from some rows" in default.output

@@ -299,6 +299,7 @@ def compare_command(
             stage_b=name_b,
             metric=metric,
             guardrail_metrics=list(guardrails) or DEFAULT_GUARDRAILS,
+            guardrails_required=bool(guardrails),
             resamples=DEFAULT_RESAMPLES if resamples is None else resamples,
             seed=DEFAULT_SEED if seed is None else seed,
             fail_under=fail_under,

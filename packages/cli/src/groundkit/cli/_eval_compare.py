@@ -61,6 +61,8 @@ class ItemsOutcome:
     guardrails: tuple[ItemComparison, ...]
     fail_under: float | None
     b_low: float | None
+    #: Default guardrails some rows hold and others lack: not compared, and said so.
+    incomplete: tuple[str, ...] = ()
 
     @property
     def below_floor(self) -> bool:
@@ -82,6 +84,7 @@ class ItemsOutcome:
             "fail_under": self.fail_under,
             "b_low": self.b_low,
             "below_fail_under": self.below_floor,
+            "guardrails_not_in_every_row": list(self.incomplete),
         }
 
 
@@ -129,6 +132,20 @@ def _metric_column(rows: StageRows, metric: str, path: Path) -> dict[str, float]
     return column
 
 
+def _check_guardrails(
+    wanted: Sequence[str], shared: Sequence[str], *files: tuple[StageRows, Path]
+) -> None:
+    """A guardrail asked for by name and absent from a row is an error, never dropped."""
+    for guardrail in wanted:
+        if guardrail in shared:
+            continue
+        for rows, path in files:
+            try:
+                _metric_column(rows, guardrail, path)
+            except InputError as error:
+                raise InputError(f"--guardrail {guardrail!r}: {error}") from None
+
+
 def _shared_metrics(rows_a: StageRows, rows_b: StageRows) -> list[str]:
     def everywhere(rows: StageRows) -> set[str]:
         sets = [set(r) for r in rows.values()]
@@ -147,6 +164,7 @@ def compare_item_rows(
     stage_b: str,
     metric: str,
     guardrail_metrics: Sequence[str] | None = None,
+    guardrails_required: bool = False,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     fail_under: float | None = None,
@@ -162,19 +180,25 @@ def compare_item_rows(
         stage_a: Stage name of A.
         stage_b: Stage name of B.
         metric: The deciding metric.
-        guardrail_metrics: Other metrics to show (default: every other metric in both files).
+        guardrail_metrics: Other metrics to show (default: every other metric in both files);
+            those missing from either file are skipped unless ``guardrails_required``.
+        guardrails_required: The guardrails were asked for by name (``--guardrail``): each
+            must be in every row of both files.
         resamples: Random sign patterns where a test cannot be enumerated exactly.
         seed: Seed of every random step.
         fail_under: Floor for the low end of B's interval on ``metric``.
         equivalence_margin: Margin of an equivalence test on the deciding metric.
 
     Raises:
-        InputError: Different query ids, or a metric missing from a file.
+        InputError: Different query ids, or a metric (or a required guardrail) missing from
+            a file or a row.
     """
     _check_pairing(rows_a, rows_b, path_a, path_b)
     column_a = _metric_column(rows_a, metric, path_a)
     column_b = _metric_column(rows_b, metric, path_b)
     shared = _shared_metrics(rows_a, rows_b)
+    if guardrails_required and guardrail_metrics is not None:
+        _check_guardrails(guardrail_metrics, shared, (rows_a, path_a), (rows_b, path_b))
     others = [
         m
         for m in (shared if guardrail_metrics is None else guardrail_metrics)
@@ -193,6 +217,12 @@ def compare_item_rows(
         resamples=resamples, seed=seed, adjustment="none", equivalence_margin=equivalence_margin
     )
     decision, *guardrails = compare_family(members, settings)
+    present = {m for rows in (rows_a, rows_b) for row in rows.values() for m in row}
+    incomplete = tuple(
+        m
+        for m in (shared if guardrail_metrics is None else guardrail_metrics)
+        if m in present and m not in shared and m != metric
+    )
     b_low = None
     if fail_under is not None:
         b_low = mean_interval(column_b, seed=seed).low
@@ -205,6 +235,7 @@ def compare_item_rows(
         guardrails=tuple(guardrails),
         fail_under=fail_under,
         b_low=b_low,
+        incomplete=incomplete,
     )
 
 
@@ -240,6 +271,14 @@ def render_items_outcome(console: Console, outcome: ItemsOutcome) -> None:
     for guardrail in outcome.guardrails:
         table.add_row(*_comparison_row(guardrail, deciding=False))
     console.print(table)
+    if outcome.incomplete:
+        console.print(
+            Text(
+                f"not compared: {', '.join(outcome.incomplete)} (missing from some rows; "
+                "name it with --guardrail to see which)",
+                style="yellow",
+            )
+        )
     console.print(Text(_verdict_sentence(decision), style="dim"))
     if outcome.fail_under is not None and outcome.b_low is not None:
         status = "FAIL" if outcome.below_floor else "ok"
