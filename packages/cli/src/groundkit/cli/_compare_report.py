@@ -23,7 +23,7 @@ from rich.text import Text
 
 from groundkit.cli._console import VERDICT_MARKS, format_delta, format_interval, format_value
 from groundkit.cli._errors import InputError
-from groundkit.harness import family_settings, report_family
+from groundkit.harness import comparison_problem, family_settings, report_family
 from groundkit.judgments import (
     BootstrapSettings,
     EvalReport,
@@ -57,10 +57,14 @@ def _names(values: list[str]) -> str:
 
 
 def load_checked_report(path: Path) -> EvalReport:
-    """Read a report, naming a repeated stage name before the schema check does.
+    """Read a report every command can trust: valid, consistent, its verdicts reproduced.
+
+    A repeated stage name is named before the schema check does; after core's consistency
+    checks, every stored comparison is recomputed from the report's own per-query scores.
 
     Raises:
-        InputError: A stage name is repeated (named), or the file is not a valid report.
+        InputError: A stage name is repeated (named), the file is not a valid report, or a
+            stored comparison is not what its scores give (stage, metric and field named).
     """
     try:
         data = json.loads(read_regular_bytes(path).decode("utf-8"))  # never waits on a pipe
@@ -77,7 +81,11 @@ def load_checked_report(path: Path) -> EvalReport:
                 f"{names.count(repeated[0])} stages; stage names must be unique "
                 "(rename one and re-run)"
             )
-    return load_report(path)
+    report = load_report(path)
+    problem = comparison_problem(report)
+    if problem is not None:
+        raise InputError(f"{path}: {problem}; the report was edited or damaged (run it again)")
+    return report
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from groundkit.cli._compare_report import load_checked_report
 from groundkit.cli._console import format_delta, format_value, make_console, render_notes
 from groundkit.cli._outputs import force_option, guard
 from groundkit.cli._track_record_cmd import print_cautions, render_track_summary
@@ -30,7 +31,6 @@ from groundkit.diagnosis import (
     record_prediction,
     summarise_track_record,
 )
-from groundkit.judgments import load_report
 
 __all__ = ["diagnose_command", "render_diagnosis", "track_record_command"]
 
@@ -217,7 +217,7 @@ def diagnose_command(
         force=force,
         appends=["--track-record"],
     )
-    report = load_report(report_path)
+    report = load_checked_report(report_path)
     diagnosis = diagnose(report, stage, k=k, examples=examples, source=report_path)
     ranked = fixes(diagnosis)
     prediction = (

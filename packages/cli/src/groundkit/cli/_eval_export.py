@@ -16,13 +16,13 @@ from typing import Literal, cast
 
 import click
 
+from groundkit.cli._compare_report import load_checked_report
 from groundkit.cli._outputs import force_option, guard, output_set
 from groundkit.judgments import (
     EvalReport,
     ExportLevel,
     StageExport,
     export_stage,
-    load_report,
     qrels_text,
     trec_run_text,
 )
@@ -169,7 +169,7 @@ def export_command(
     as touching a gold quote.
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
     chosen = cast(ExportFormat, file_format)
-    report = load_report(report_path)
+    report = load_checked_report(report_path)
     export = export_stage(report, stage, level=cast(ExportLevel | None, level))
     run = run_path or _default_path(report_path, stage, "run", chosen)
     qrels = qrels_path or _default_path(report_path, stage, "qrels", chosen)

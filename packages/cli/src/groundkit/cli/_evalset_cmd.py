@@ -17,6 +17,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from groundkit.cli._compare_report import load_checked_report
 from groundkit.cli._console import make_console
 from groundkit.cli._errors import InputError, StageFailedError
 from groundkit.cli._evalset_render import (
@@ -44,7 +45,6 @@ from groundkit.judgments import (
     Judgment,
     judgments_text,
     load_judgments,
-    load_report,
     resolve_judgments,
 )
 
@@ -176,7 +176,7 @@ def assess_command(
         corpus=None if corpus is None else Corpus.load(corpus),
         baseline_scores=None if scores is None else _read_scores(scores),
         reviewed_key=reviewed_key,
-        report=None if report is None else load_report(report),
+        report=None if report is None else load_checked_report(report),
         metric=metric,
         answerer=client,
     )

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
+from groundkit.cli._compare_report import load_checked_report
 from groundkit.cli._errors import InputError
 from groundkit.cli._html_report import render_html_report
 from groundkit.cli._outputs import force_option, guard, output_set
-from groundkit.judgments import load_report
 
 __all__ = ["report_command"]
 
@@ -49,7 +49,7 @@ def report_command(
         [("REPORT.json", report_path), ("--corpus", corpus_path)],
         force=force,
     )
-    report = load_report(report_path)
+    report = load_checked_report(report_path)
     if corpus_path is not None and not corpus_path.exists():
         raise InputError(f"{corpus_path}: corpus not found")
     page = render_html_report(report, corpus=corpus_path, base_dir=report_path.parent)

@@ -64,6 +64,7 @@ from groundkit.harness._registry import (
 )
 from groundkit.harness._scoring import trec_measure_for
 from groundkit.harness._stats import family_settings, report_family
+from groundkit.harness._verify import comparison_problem
 
 __all__ = [
     "BASELINE_STAGE",
@@ -105,6 +106,7 @@ __all__ = [
     "UpstreamStage",
     "canonical_json",
     "check_stage_name",
+    "comparison_problem",
     "default_chunker",
     "default_headline_metrics",
     "dense_available",

@@ -36,6 +36,7 @@ __all__ = [
     "aggregate",
     "compare_stages",
     "family_settings",
+    "holm_by_member",
     "report_family",
     "stage_comparison",
 ]
@@ -138,7 +139,7 @@ def stage_comparison(result: ItemComparison, holm: float) -> StageComparison:
     )
 
 
-def _holm_by_member(results: Sequence[ItemComparison]) -> list[float]:
+def holm_by_member(results: Sequence[ItemComparison]) -> list[float]:
     """Holm-adjusted p-values over the decisions (a guardrail keeps its raw p-value)."""
     decisions = [i for i, r in enumerate(results) if r.role == "decision"]
     adjusted = dict(
@@ -184,7 +185,7 @@ def compare_stages(
     }
     results = _family(columns, candidates, settings.headline_metrics, settings.bootstrap)
     found: dict[str, list[StageComparison]] = {name: [] for name in candidates}
-    for result, holm in zip(results, _holm_by_member(results), strict=True):
+    for result, holm in zip(results, holm_by_member(results), strict=True):
         found[result.label or ""].append(stage_comparison(result, holm))
     return [
         s.model_copy(update={"comparisons": found[s.name]}) if s.name in found else s

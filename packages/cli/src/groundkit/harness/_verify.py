@@ -1,0 +1,85 @@
+"""A written report's comparisons, recomputed from its own per-query scores and compared.
+
+Core checks that a report agrees with itself (a verdict with its own interval and p-value,
+an aggregate with its mean); only the engine can say whether the stored comparison is the
+one those scores give. A hand-edited verdict, p-value or interval is caught here, by the
+same functions the run used (:func:`report_family`, :func:`stage_comparison`).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import math
+from typing import Any
+
+from groundkit.harness._stats import holm_by_member, report_family, stage_comparison
+from groundkit.judgments import EvalReport, StageComparison
+
+__all__ = ["comparison_problem"]
+
+# Monte Carlo p-values and intervals are reproduced bit for bit from the recorded seed; the
+# tolerance only absorbs the last bits of a float written to JSON and read back.
+_RELATIVE = 1e-9
+_ABSOLUTE = 1e-12
+
+
+def comparison_problem(report: EvalReport) -> str | None:
+    """The first stored comparison the report's per-query scores do not reproduce, if any.
+
+    A report written by another version of groundkit-stats-bootstrap is not checked: its engine may
+    draw its Monte Carlo samples differently.
+
+    Returns:
+        A sentence naming the stage, metric and field, or ``None``.
+    """
+    if not _same_engine(report):
+        return None
+    results = report_family(report)
+    fresh = {
+        (result.label, result.metric): stage_comparison(result, holm)
+        for result, holm in zip(results, holm_by_member(results), strict=True)
+    }
+    for stage in report.stages:
+        for stored in stage.comparisons:
+            again = fresh.get((stage.name, stored.metric))
+            if again is None:
+                return (
+                    f"stage {stage.name!r} stores a comparison on {stored.metric} that the "
+                    "report's stages and settings do not make"
+                )
+            field = _first_difference(stored, again)
+            if field is not None:
+                name, was, now = field
+                return (
+                    f"stage {stage.name!r}, {stored.metric}: the stored {name} is {was!r} but "
+                    f"the report's own per-query scores give {now!r}"
+                )
+    return None
+
+
+def _same_engine(report: EvalReport) -> bool:
+    recorded = report.run.package_versions.get("groundkit-stats-bootstrap")
+    try:
+        installed = importlib.metadata.version("groundkit-stats-bootstrap")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - cli depends on it
+        return False
+    return recorded == installed
+
+
+def _first_difference(
+    stored: StageComparison, again: StageComparison
+) -> tuple[str, Any, Any] | None:
+    was, now = stored.model_dump(), again.model_dump()
+    # The verdict first: it is what an edit most likely changed, and what a reader acts on.
+    for name in ("verdict", "decision", *was):
+        if not _same(was[name], now.get(name)):
+            return name, was[name], now.get(name)
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return math.isclose(a, b, rel_tol=_RELATIVE, abs_tol=_ABSOLUTE)
+    return bool(a == b)
