@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from groundkit.judgments import JudgmentError
 from groundkit.judgments._chunking import (
     CharsChunker,
     Chunk,
@@ -183,9 +184,10 @@ def test_config_validation() -> None:
     )
     with pytest.raises(ValidationError, match="overlap"):
         CharsChunker(size=10, overlap=10)
-    with pytest.raises(ValidationError):
+    # Core's promise: bad input is a JudgmentError (one line), never pydantic's own error.
+    with pytest.raises(JudgmentError, match="kind"):
         parse_chunker_config({"kind": "words"})
-    with pytest.raises(ValidationError):
+    with pytest.raises(JudgmentError, match="sise"):
         parse_chunker_config({"kind": "chars", "sise": 3})
     with pytest.raises(ValidationError, match="max_sentences"):
         SentencesChunker(max_sentences=None, max_chars=None)

@@ -9,6 +9,8 @@ code   meaning
 1      the run was sound but failed its check: a stage failed (the report was
        written), a "worse" verdict, a ``--strict`` caution, a model endpoint failure
 2      bad input or an output that cannot be written: nothing was written
+70     internal error: a bug in groundkit, not in the input (sysexits' EX_SOFTWARE);
+       ``--debug`` shows the traceback
 130    interrupted (Ctrl-C, SIGINT): the outputs are as they were
 143    terminated (SIGTERM): the outputs are as they were
 =====  ===========================================================================
@@ -25,11 +27,13 @@ from groundkit.cli._signals import TerminatedSignal
 __all__ = [
     "EXIT_FAILED",
     "EXIT_INPUT",
+    "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_TERMINATED",
     "CliError",
     "InputError",
+    "InternalError",
     "StageFailedError",
     "TerminatedSignal",
     "UserInterruptError",
@@ -39,6 +43,7 @@ __all__ = [
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INPUT = 2
+EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
@@ -75,6 +80,12 @@ def debug_requested(ctx: click.Context | None = None) -> bool:
         return False
     root = ctx.find_root()
     return bool(root.params.get("debug")) or bool((root.obj or {}).get("debug"))
+
+
+class InternalError(CliError):
+    """An exception no groundkit check raised: a bug, exit code 70, never "bad input"."""
+
+    exit_code = EXIT_INTERNAL
 
 
 class UserInterruptError(CliError):

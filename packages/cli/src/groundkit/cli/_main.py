@@ -20,11 +20,13 @@ from groundkit.cli._errors import (
     EXIT_TERMINATED,
     CliError,
     InputError,
+    InternalError,
+    StageFailedError,
     TerminatedSignal,
     UserInterruptError,
     debug_requested,
 )
-from groundkit.judgments import shown_path
+from groundkit.judgments import JudgmentError, RunFailure, shown_path
 
 __all__ = ["GroundkitGroup", "beir_group", "cli", "eval_group", "evalset_group", "main"]
 
@@ -33,10 +35,12 @@ _TRACEBACK_SHOWN = "groundkit.traceback_shown"
 
 
 class GroundkitGroup(click.Group):
-    """A click group that turns library bad-input errors into one-line exit-2 errors.
+    """A click group that turns every error into a one-line message and its exit code.
 
-    Every groundkit distribution raises a ``ValueError`` subclass for bad input, so the
-    boundary is one ``except``; ``--debug`` re-raises to show the traceback.
+    Bad input is a groundkit input error (:class:`~groundkit.judgments.JudgmentError` and its
+    subclasses, ``StatsError``) or undecodable text: exit 2. A run that failed on good input
+    is a :class:`~groundkit.judgments.RunFailure`: exit 1. Anything else is a bug, reported as
+    an internal error (exit 70), never as bad input. ``--debug`` prints the traceback.
     """
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -54,9 +58,12 @@ class GroundkitGroup(click.Group):
             # shared by nested groups, so each traceback is printed once.
             _show_traceback(ctx)
             raise
-        except (ValueError, UnicodeError) as exc:
+        except (JudgmentError, UnicodeError) as exc:
             _show_traceback(ctx)
             raise InputError(" ".join(str(exc).split()) or type(exc).__name__) from exc
+        except RunFailure as exc:
+            _show_traceback(ctx)
+            raise StageFailedError(" ".join(str(exc).split())) from exc
         except KeyboardInterrupt as exc:
             _show_traceback(ctx)
             raise UserInterruptError("interrupted (Ctrl-C); the outputs are as they were") from exc
@@ -69,6 +76,28 @@ class GroundkitGroup(click.Group):
             _show_traceback(ctx)
             where = f"{shown_path(exc.filename)}: " if exc.filename else ""
             raise InputError(f"{where}{exc.strerror or exc}") from exc
+        except (click.exceptions.Exit, click.exceptions.Abort):
+            raise  # click's own control flow (RuntimeErrors, not failures)
+        except Exception as exc:
+            _show_traceback(ctx)
+            if _is_stats_input_error(exc):
+                raise InputError(" ".join(str(exc).split())) from exc
+            raise InternalError(_internal_message(exc)) from exc
+
+
+def _is_stats_input_error(exc: Exception) -> bool:
+    # groundkit.stats is imported by the commands that use it; an error can only be one of
+    # its own if it is loaded, and ``grk --help`` need not load it.
+    stats = sys.modules.get("groundkit.stats")
+    return stats is not None and isinstance(exc, stats.StatsError)
+
+
+def _internal_message(exc: BaseException) -> str:
+    detail = " ".join(str(exc).split())
+    return (
+        f"internal error: {type(exc).__name__}{': ' + detail if detail else ''} (a bug in "
+        "groundkit, not in your input; grk --debug shows the traceback to report)"
+    )
 
 
 class _TerminatedError(CliError):

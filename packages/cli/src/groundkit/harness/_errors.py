@@ -3,16 +3,17 @@
 :class:`HarnessError` is bad input (a config file, a predictions file, hits a retriever
 returned): a :class:`~groundkit.judgments.JudgmentError`, hence a ``ValueError``, which the CLI
 reports in one line with exit code 2. :class:`StageFailed` is a retriever that did not do its
-job (a command that exited non-zero, timed out or wrote nothing; a callable that raised): the
-pipeline records it as the stage's ``error`` in the report and goes on with the other stages,
-and the CLI exits with code 1.
+job (a command that exited non-zero, timed out or wrote nothing; a callable that raised): a
+:class:`~groundkit.judgments.RunFailure`, not a ``ValueError``; the pipeline records it as the
+stage's ``error`` in the report and goes on with the other stages, and the CLI exits with
+code 1.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from groundkit.judgments import JudgmentError
+from groundkit.judgments import JudgmentError, RunFailure
 
 __all__ = ["HarnessError", "StageFailed"]
 
@@ -21,7 +22,7 @@ class HarnessError(JudgmentError):
     """Bad input to the harness: config, predictions, or hits returned by a retriever."""
 
 
-class StageFailed(HarnessError):  # noqa: N818  (the agreed public name)
+class StageFailed(RunFailure):
     """A retrieval stage failed to produce results.
 
     Args:

@@ -19,7 +19,7 @@ from groundkit.judgments._chunking import (
     parse_chunker_config,
 )
 from groundkit.judgments._corpus import Corpus
-from groundkit.judgments._errors import JudgmentError, ReportError, UnsafePathError
+from groundkit.judgments._errors import JudgmentError, ReportError, RunFailure, UnsafePathError
 from groundkit.judgments._export import (
     ExportLevel,
     StageExport,
@@ -186,6 +186,7 @@ __all__ = [
     "ReportHit",
     "ResolvedJudgment",
     "ResolvedQuote",
+    "RunFailure",
     "RunInfo",
     "SentencesChunker",
     "Span",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from groundkit.judgments._chunking import ChunkerConfig, parse_chunker_config
+from groundkit.judgments._chunking import ChunkerConfig, validate_chunker_config
 from groundkit.judgments._errors import JudgmentError
 
 __all__ = ["chunker_spec", "parse_chunker_spec"]
@@ -64,7 +64,7 @@ def parse_chunker_spec(spec: str) -> ChunkerConfig:
     if kind in ("chars", "tokens") and "overlap" not in data:
         data["overlap"] = 0
     try:
-        return parse_chunker_config(data)
+        return validate_chunker_config(data)
     except ValidationError as exc:
         reason = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
         raise JudgmentError(f"chunker {spec!r}: {reason}") from None

@@ -46,7 +46,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from groundkit.judgments._errors import JudgmentError
+from groundkit.judgments._models import format_validation_error
 
 __all__ = [
     "CharsChunker",
@@ -158,6 +161,20 @@ def parse_chunker_config(
     data: object,
 ) -> DocumentChunker | CharsChunker | TokensChunker | SentencesChunker | ParagraphsChunker:
     """Validate a mapping such as ``{"kind": "chars", "size": 800}`` as a chunker config.
+
+    Raises:
+        JudgmentError: Unknown kind, unknown key or a bad value (every problem, one line).
+    """
+    try:
+        return validate_chunker_config(data)
+    except ValidationError as error:
+        raise JudgmentError(f"chunker {data!r}: {format_validation_error(error)}") from None
+
+
+def validate_chunker_config(
+    data: object,
+) -> DocumentChunker | CharsChunker | TokensChunker | SentencesChunker | ParagraphsChunker:
+    """:func:`parse_chunker_config` for callers that render pydantic's errors themselves.
 
     Raises:
         pydantic.ValidationError: Unknown kind, unknown key or a bad value.

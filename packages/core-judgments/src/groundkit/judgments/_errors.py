@@ -3,6 +3,11 @@
 Every bad-input error of the distribution is a :class:`JudgmentError` (a ``ValueError``), so
 callers can catch one class; its ``str`` is always a single line of the form
 ``"<path>:<line>: <id>: <message>"`` with the parts that are unknown left out.
+
+:class:`RunFailure` is the other branch, for the distributions whose runs can fail on good
+input (a retriever that crashed, an endpoint that did not answer): a ``RuntimeError``, never a
+``ValueError``, so no ``except ValueError`` can mistake a failed run for bad input. Both
+render and pickle the same way.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JudgmentError", "ReportError", "UnsafePathError"]
+__all__ = ["JudgmentError", "ReportError", "RunFailure", "UnsafePathError"]
 
 # Characters that would break the one-line promise (or hide text in a terminal) besides the
 # C0/C1 controls that unicodedata already classifies as "Cc".
@@ -43,8 +48,8 @@ def one_line(text: str) -> str:
     return "".join(out)
 
 
-class JudgmentError(ValueError):
-    """Bad input to groundkit.judgments: base class of every error of the distribution.
+class _LocatedError(Exception):
+    """A one-line, pickle-safe error naming its file, line and id (see the subclasses).
 
     Args:
         message: What is wrong, in one sentence (line breaks are escaped).
@@ -99,13 +104,35 @@ class JudgmentError(ValueError):
 
 
 def _rebuild(
-    cls: type[JudgmentError],
+    cls: type[_LocatedError],
     message: str,
     path: str | None,
     line: int | None,
     item_id: str | None,
-) -> JudgmentError:
+) -> _LocatedError:
     return cls(message, path=path, line=line, item_id=item_id)
+
+
+class JudgmentError(_LocatedError, ValueError):
+    """Bad input to groundkit.judgments: base class of every error of the distribution.
+
+    Args:
+        message: What is wrong, in one sentence (line breaks are escaped).
+        path: The file concerned, when known.
+        line: The 1-based line number in ``path``, when known.
+        item_id: The query id or document id concerned, when known.
+    """
+
+
+class RunFailure(_LocatedError, RuntimeError):  # noqa: N818  (a failure, not an "error" in the input)
+    """A run that could not be completed on good input: not a ``ValueError``.
+
+    Args:
+        message: What went wrong, in one sentence (line breaks are escaped).
+        path: The file concerned, when known.
+        line: The 1-based line number in ``path``, when known.
+        item_id: The query or stage concerned, when known.
+    """
 
 
 class UnsafePathError(JudgmentError):
