@@ -8,8 +8,6 @@ like a built-in's. Reading a TOML file: :mod:`groundkit.harness._config_load`.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -47,6 +45,8 @@ from groundkit.judgments import (
     ChunkerConfig,
     DocumentChunker,
     JudgmentError,
+    canonical_json,
+    config_hash,
     parse_chunker_spec,
     parse_metric,
 )
@@ -357,14 +357,9 @@ class RunConfig(EvalSettings):
         )
 
 
-def canonical_json(data: Any) -> str:
-    """JSON with sorted keys and no spaces: the form hashed by :func:`stage_config_hash`."""
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def stage_config_hash(stage: StageConfig) -> str:
     """SHA-256 (hex) of the stage's canonical JSON (``model_dump(mode="json")``).
 
     Two stages with equal settings (after defaults are filled in) have equal hashes.
     """
-    return hashlib.sha256(canonical_json(stage.model_dump(mode="json")).encode("utf-8")).hexdigest()
+    return config_hash(stage.model_dump(mode="json"))

@@ -8,59 +8,32 @@ import numpy as np
 
 from groundkit.harness._hits import PerQueryHits
 from groundkit.harness._ranking import RankedRun
+from groundkit.judgments import fuse_ranks
 
 __all__ = ["reciprocal_rank_fusion"]
 
 
-def _fuse_one(
-    runs: Sequence[RankedRun], query: int, k: int, depth: int
-) -> tuple[PerQueryHits, np.ndarray] | None:
+def _fuse_one(runs: Sequence[RankedRun], query: int, k: int, depth: int) -> PerQueryHits | None:
     pieces = []
     for stage_index, run in enumerate(runs):
         rows = run.rows(query)
         n = rows.stop - rows.start
         if n == 0:
             continue
+        keys = np.stack([run.docs[rows], run.starts[rows], run.ends[rows]], axis=1)
         ranks = np.arange(1, n + 1, dtype=np.int64)
-        pieces.append(
-            (
-                run.docs[rows],
-                run.starts[rows],
-                run.ends[rows],
-                ranks,
-                np.full(n, stage_index, dtype=np.int64),
-            )
-        )
+        pieces.append((keys, ranks, np.full(n, stage_index, dtype=np.int64)))
     if not pieces:
         return None
-    docs, starts, ends, ranks, stages = (np.concatenate(p) for p in zip(*pieces, strict=True))
-    keys = np.stack([docs, starts, ends], axis=1)
-    unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    # Add each hit's terms in rank order, not run order: floating-point sums depend on the
-    # order, and equal rank multisets must give equal scores for the tie rule below to apply.
-    canonical = np.lexsort((ranks, inverse))
-    scores = np.bincount(
-        inverse[canonical], weights=1.0 / (k + ranks[canonical]), minlength=len(unique)
+    keys, ranks, stages = (np.concatenate(p) for p in zip(*pieces, strict=True))
+    chosen, scores = fuse_ranks(keys, ranks, stages, k=k, depth=depth)
+    return (
+        chosen[:, 0].copy(),
+        chosen[:, 1].copy(),
+        chosen[:, 2].copy(),
+        scores,
+        np.full(len(scores), -1, dtype=np.int64),
     )
-    best_rank = np.full(len(unique), np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(best_rank, inverse, ranks)
-    first_stage = np.full(len(unique), np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first_stage, inverse, stages)
-    # Higher fused score first; then the better best rank, the earlier input stage, and
-    # finally document and offsets, so equal scores always come out in the same order.
-    order = np.lexsort((unique[:, 2], unique[:, 1], unique[:, 0], first_stage, best_rank, -scores))[
-        :depth
-    ]
-    chosen = unique[order]
-    columns: PerQueryHits = (
-        chosen[:, 0].astype(np.int64),
-        chosen[:, 1].astype(np.int64),
-        chosen[:, 2].astype(np.int64),
-        scores[order].astype(np.float64),
-        np.full(len(order), -1, dtype=np.int64),
-    )
-    return columns, order
 
 
 def reciprocal_rank_fusion(
@@ -96,7 +69,7 @@ def reciprocal_rank_fusion(
                 (empty, empty, empty, np.zeros(0, dtype=np.float64), empty) if returned else None
             )
             continue
-        columns, _ = fused
+        columns = fused
         if chunk_lookup is not None:
             ids = np.fromiter(
                 (

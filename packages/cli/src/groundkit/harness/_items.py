@@ -15,7 +15,6 @@ Stages that failed are left out. A row always follows the header of its own stag
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -23,9 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from groundkit.harness._config import canonical_json
 from groundkit.harness._errors import HarnessError
-from groundkit.judgments import EvalReport, StageReport, atomic_write_text, iter_jsonl_objects
+from groundkit.judgments import (
+    EvalReport,
+    StageReport,
+    atomic_write_text,
+    config_hash,
+    iter_jsonl_objects,
+)
 
 __all__ = [
     "ItemsFile",
@@ -50,10 +54,6 @@ def stage_config_record(stage: StageReport) -> dict[str, Any]:
     }
 
 
-def _hash(config: Any) -> str:
-    return hashlib.sha256(canonical_json(config).encode("utf-8")).hexdigest()
-
-
 def write_items(report: EvalReport, path: str | Path) -> None:
     """Write the per-query scores of every successful stage (see the module documentation).
 
@@ -71,7 +71,7 @@ def items_text(report: EvalReport) -> str:
         if stage.error is not None:
             continue
         config = stage_config_record(stage)
-        header = {"stage": stage.name, "config": config, "config_hash": _hash(config)}
+        header = {"stage": stage.name, "config": config, "config_hash": config_hash(config)}
         lines.append(json.dumps(header, ensure_ascii=False))
         for result in stage.queries:
             row = {
@@ -223,7 +223,7 @@ def load_items(path: str | Path) -> ItemsFile:
                 raise HarnessError(
                     "'config_hash' must be 64 lowercase hex digits", path=file, line=line
                 )
-            if _hash(config) != digest:
+            if config_hash(config) != digest:
                 raise HarnessError(
                     f"stage {name!r}: config_hash does not match config", path=file, line=line
                 )

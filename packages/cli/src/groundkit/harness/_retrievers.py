@@ -20,6 +20,7 @@ from groundkit.harness._registry import (
     register_retriever,
     resolve_path,
 )
+from groundkit.judgments import RRF_K
 
 if TYPE_CHECKING:
     from groundkit.harness._protocol import Retriever, StageContext
@@ -123,7 +124,7 @@ class HybridRetriever(RetrieverSettings):
 
     kind: Literal["hybrid"] = "hybrid"
     stages: list[str] = Field(min_length=2)
-    k: int = Field(default=60, gt=0)
+    k: int = Field(default=RRF_K, gt=0)
 
     @field_validator("stages")
     @classmethod

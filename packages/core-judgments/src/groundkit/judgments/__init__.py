@@ -27,6 +27,8 @@ from groundkit.judgments._export import (
     export_stage,
     parse_chunk_id,
 )
+from groundkit.judgments._fusion import RRF_K, fuse_ranks
+from groundkit.judgments._hashing import canonical_json, config_hash
 from groundkit.judgments._hits import Hit, overlaps
 from groundkit.judgments._id_map import (
     ID_MAP_FILE_NAME,
@@ -150,6 +152,7 @@ __all__ = [
     "MAX_GRADE",
     "MAX_NAME_BYTES",
     "METRIC_KINDS",
+    "RRF_K",
     "SCHEMA_VERSION",
     "UNANSWERABLE",
     "BootstrapSettings",
@@ -203,6 +206,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_files",
     "atomic_write_text",
+    "canonical_json",
     "check_report",
     "checked_report_json",
     "chunk_corpus",
@@ -210,6 +214,7 @@ __all__ = [
     "chunk_text",
     "chunker_spec",
     "closest_passage",
+    "config_hash",
     "dump_judgments",
     "dump_report",
     "ensure_within",
@@ -219,6 +224,7 @@ __all__ = [
     "flush_tree",
     "format_trec_eval",
     "format_validation_error",
+    "fuse_ranks",
     "gold_items_from_resolved",
     "guard_outputs",
     "id_map_beside",

@@ -502,10 +502,10 @@ class _Evidence:
             return None
         best = max(self.others, key=lambda o: o.mean_recall(self.k))
         own, theirs = self.hits(self.view), self.hits(best)
-        depth = self.report.run.depth
+        depth, k = self.report.run.depth, _hybrid_k(self.report)
         fused = {
             query_id: reciprocal_rank_fusion(
-                own.get(query_id, []), theirs.get(query_id, []), depth=depth
+                own.get(query_id, []), theirs.get(query_id, []), depth=depth, k=k
             )
             for query_id in self.gold
         }
@@ -516,7 +516,7 @@ class _Evidence:
             after=after,
             query_count=len(self.gold),
             detail=(
-                f"reciprocal-rank fusion (k={RRF_K}) fusing {self.view.stage.name} with "
+                f"reciprocal-rank fusion (k={k}) fusing {self.view.stage.name} with "
                 f"{best.stage.name}, on their recorded hits"
             ),
             other_stage=best.stage.name,
@@ -712,3 +712,12 @@ def _notes(
             f"(first: {missing[0]}); they count as missed"
         )
     return notes
+
+
+def _hybrid_k(report: EvalReport) -> int:
+    """The fusion constant the report's own hybrid stage used, else the default."""
+    for stage in report.stages:
+        k = stage.retriever.get("k")
+        if stage.retriever.get("kind") == "hybrid" and type(k) is int and k > 0:
+            return k
+    return RRF_K

@@ -9,21 +9,14 @@ the same run hashes equally whether read from ``report.json`` or ``items.jsonl``
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from groundkit.diagnosis._errors import DiagnosisError
+from groundkit.judgments import canonical_json, config_hash
 
 __all__ = ["canonical_json", "config_hash", "items_hash"]
-
-
-def canonical_json(data: Any) -> str:
-    """JSON with sorted keys and no spaces (the hashed form)."""
-    return json.dumps(
-        data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
 
 
 def items_hash(scores: Mapping[str, float], metric: str) -> str:
@@ -54,8 +47,3 @@ def items_hash(scores: Mapping[str, float], metric: str) -> str:
         pairs.append([query_id, number])
     text = canonical_json({"metric": metric, "scores": pairs})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def config_hash(config: Mapping[str, Any]) -> str:
-    """SHA-256 (hex) of a stage configuration's canonical JSON."""
-    return hashlib.sha256(canonical_json(dict(config)).encode("utf-8")).hexdigest()

@@ -5,9 +5,9 @@ Every replay re-scores recall with the core metric functions
 its figure is what a re-run would measure on those rankings, not an estimate.
 
 * raise-k: recall at the raised cutoff minus recall@k, on the recorded ranks.
-* hybrid-fusion: reciprocal-rank fusion (``1 / (60 + rank)`` summed over the two lists, hits
-  identified by ``(doc, start, end)``) of the stage's hits with another stage's; ties go to
-  the better best rank, then the diagnosed stage's hit, then document id and offsets.
+* hybrid-fusion: core's reciprocal-rank fusion (``1 / (k + rank)`` summed over the two lists,
+  the report's hybrid ``k`` or 60) of the stage's hits with another stage's; ties go to the
+  better best rank, then the diagnosed stage's hit, then document id and offsets.
 * deduplicate: the hits marked as near-duplicates of an earlier hit are dropped and the rest
   move up.
 """
@@ -17,12 +17,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from groundkit.judgments import GoldItem, ReportHit, score_table
+import numpy as np
+
+from groundkit.judgments import RRF_K, GoldItem, ReportHit, fuse_ranks, score_table
 
 __all__ = ["RRF_K", "deduplicate", "mean_metric", "reciprocal_rank_fusion"]
-
-RRF_K = 60
-"""The fusion constant of the hybrid-fusion replay."""
 
 Key = tuple[str, int, int]
 
@@ -53,30 +52,38 @@ def reciprocal_rank_fusion(
     depth: int,
     k: int = RRF_K,
 ) -> list[ReportHit]:
-    """Fuse two ranked lists: a hit scores ``sum(1 / (k + rank))`` over the lists holding it.
+    """Fuse two ranked lists with core's :func:`~groundkit.judgments.fuse_ranks`.
 
     Args:
         first: The diagnosed stage's hits (wins ties).
         second: The other stage's hits.
         depth: Hits kept.
-        k: The fusion constant.
+        k: The fusion constant (a report's hybrid stage's own ``k`` when it has one).
 
     Returns:
         The fused list, best first, with the fused scores.
     """
-    scores: dict[Key, float] = {}
-    best_rank: dict[Key, int] = {}
-    origin: dict[Key, int] = {}
-    for position, hits in enumerate((first, second)):
-        for rank, hit in enumerate(hits, start=1):
-            key = (hit.doc, hit.start, hit.end)
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
-            best_rank[key] = min(best_rank.get(key, rank), rank)
-            origin.setdefault(key, position)
-    ordered = sorted(scores, key=lambda key: (-scores[key], best_rank[key], origin[key], key))
+    hits = [*first, *second]
+    if not hits:
+        return []
+    # Document codes in sorted-id order, as the harness's corpus codes are.
+    names, codes = np.unique(np.asarray([hit.doc for hit in hits]), return_inverse=True)
+    keys = np.stack(
+        [
+            codes.reshape(-1).astype(np.int64),
+            np.asarray([hit.start for hit in hits], dtype=np.int64),
+            np.asarray([hit.end for hit in hits], dtype=np.int64),
+        ],
+        axis=1,
+    )
+    ranks = np.concatenate([np.arange(1, len(first) + 1), np.arange(1, len(second) + 1)]).astype(
+        np.int64
+    )
+    lists = np.repeat(np.asarray([0, 1], dtype=np.int64), [len(first), len(second)])
+    chosen, scores = fuse_ranks(keys, ranks, lists, k=k, depth=depth)
     return [
-        ReportHit(doc=doc, start=start, end=end, score=scores[(doc, start, end)])
-        for doc, start, end in ordered[:depth]
+        ReportHit(doc=str(names[doc]), start=int(start), end=int(end), score=float(score))
+        for (doc, start, end), score in zip(chosen.tolist(), scores.tolist(), strict=True)
     ]
 
 
