@@ -31,7 +31,7 @@ from groundkit.harness import (
     run_config_from_dict,
     run_evaluation,
 )
-from groundkit.judgments import EvalReport, checked_report_json
+from groundkit.judgments import EvalReport, NoteCode, checked_report_json
 
 __all__ = [
     "DEFAULT_REPORT",
@@ -175,10 +175,10 @@ def execute(
                 config, progress=display, command=list(command), failures=failures
             )
     except StageFailed as failure:
-        # A ValueError by inheritance: caught here so that it exits 1, not 2 (bad input).
         raise StageFailedError(str(failure)) from failure
     write_run_outputs(report, report_path=report_path, items_path=items_path, html_path=html_path)
-    shown_notes = [n for n in report.notes if not n.startswith("Detection limit:")]
+    # The detection limit is printed on its own line below the table.
+    shown_notes = [n.text for n in report.note_records if n.code is not NoteCode.DETECTION_LIMIT]
     render_report(
         console,
         report.model_copy(update={"notes": shown_notes}),

@@ -8,7 +8,15 @@ from pydantic import BaseModel, ConfigDict
 
 from groundkit.harness._config import EvalSettings
 from groundkit.harness._stats import report_family
-from groundkit.judgments import EvalReport, ResolvedJudgment, StageReport
+from groundkit.judgments import (
+    EvalReport,
+    NoteCode,
+    NoteLevel,
+    ReportNote,
+    ResolvedJudgment,
+    StageReport,
+    Unresolved,
+)
 from groundkit.stats import minimum_detectable_difference
 
 __all__ = ["DetectionLimits", "build_notes", "detection_limits"]
@@ -99,71 +107,109 @@ def build_notes(
     settings: EvalSettings,
     resolved: Sequence[ResolvedJudgment],
     stages: Sequence[StageReport],
-) -> list[str]:
-    """The report's notes, in a fixed order."""
-    notes: list[str] = []
+) -> list[ReportNote]:
+    """The report's notes, in a fixed order, each with its code."""
     answerable = [r for r in resolved if r.judgment.answerable]
     if settings.level == "chunk":
-        notes.append(
-            "Chunk-level scores (hits must overlap the quoted gold spans) are not comparable to "
-            'published BEIR document-level numbers; use level = "document" for those.'
-        )
+        notes = [
+            _note(
+                NoteCode.CHUNK_LEVEL,
+                "Chunk-level scores (hits must overlap the quoted gold spans) are not comparable "
+                'to published BEIR document-level numbers; use level = "document" for those.',
+            )
+        ]
     else:
-        notes.append(
-            "Document-level scores: each stage's hits are collapsed to documents (first "
-            "occurrence, rank order kept) and scored with trec_eval semantics; a gold document "
-            "has the highest grade of its quotes."
-        )
+        notes = [
+            _note(
+                NoteCode.DOCUMENT_LEVEL,
+                "Document-level scores: each stage's hits are collapsed to documents (first "
+                "occurrence, rank order kept) and scored with trec_eval semantics; a gold "
+                "document has the highest grade of its quotes.",
+            )
+        ]
     unanswerable = len(resolved) - len(answerable)
     if unanswerable:
         notes.append(
-            f"{unanswerable} unanswerable quer{'y is' if unanswerable == 1 else 'ies are'} "
-            "listed but not ranked or scored."
+            _note(
+                NoteCode.UNANSWERABLE,
+                f"{unanswerable} unanswerable quer{'y is' if unanswerable == 1 else 'ies are'} "
+                "listed but not ranked or scored.",
+            )
         )
+    notes += _gold_notes(settings, answerable)
+    notes += _stage_notes(settings, stages)
+    text = _detection_note(settings, len(answerable), stages) + "."
+    notes.append(_note(NoteCode.DETECTION_LIMIT, text))
+    return notes
+
+
+def _note(code: NoteCode, text: str, level: NoteLevel = "info") -> ReportNote:
+    return ReportNote(code=code, level=level, text=text)
+
+
+def _gold_notes(settings: EvalSettings, answerable: Sequence[ResolvedJudgment]) -> list[ReportNote]:
     quotes = [q for r in answerable for q in r.quotes]
     unresolved = [q for q in quotes if not q.resolved]
-    if unresolved:
-        effect = (
-            "their documents still count as relevant"
-            if settings.level == "document"
-            else "no hit can touch them, which caps recall"
-        )
-        notes.append(
+    if not unresolved:
+        return []
+    effect = (
+        "their documents still count as relevant"
+        if settings.level == "document"
+        else "no hit can touch them, which caps recall"
+    )
+    notes = [
+        _note(
+            NoteCode.UNRESOLVED_QUOTES,
             f"{len(unresolved)} of {len(quotes)} gold quotes were not found in their documents; "
-            f"{effect} (see the closest passages in queries[].gold)."
+            f"{effect} (see the closest passages in queries[].gold).",
+            "caution",
         )
-        # A gold document absent from the corpus is usually a wrong corpus path or id: name it.
-        absent = sorted(
-            {
-                q.gold.doc
-                for r in answerable
-                for q in r.quotes
-                if q.reason is not None and q.reason.endswith("is not in the corpus")
-            }
-        )
-        if absent:
-            shown = ", ".join(repr(doc) for doc in absent[:5])
-            more = f" and {len(absent) - 5} more" if len(absent) > 5 else ""
-            notes.append(
+    ]
+    # A gold document absent from the corpus is usually a wrong corpus path or id: name it.
+    absent = sorted({q.gold.doc for q in unresolved if q.unresolved is Unresolved.MISSING_DOCUMENT})
+    if absent:
+        shown = ", ".join(repr(doc) for doc in absent[:5])
+        more = f" and {len(absent) - 5} more" if len(absent) > 5 else ""
+        notes.append(
+            _note(
+                NoteCode.MISSING_DOCUMENTS,
                 f"{len(absent)} gold document{'s are' if len(absent) > 1 else ' is'} not in the "
-                f"corpus: {shown}{more}."
+                f"corpus: {shown}{more}.",
+                "caution",
             )
+        )
+    return notes
+
+
+def _stage_notes(settings: EvalSettings, stages: Sequence[StageReport]) -> list[ReportNote]:
+    notes: list[ReportNote] = []
     for stage in stages:
         if stage.error is not None:
-            notes.append(f"Stage {stage.name!r} failed and has no results: {stage.error}")
+            notes.append(
+                _note(
+                    NoteCode.STAGE_FAILED,
+                    f"Stage {stage.name!r} failed and has no results: {stage.error}",
+                    "caution",
+                )
+            )
             continue
         missing = sum(1 for r in stage.queries if r.missing)
         if missing:
             notes.append(
-                f"Stage {stage.name!r}: {missing} of {len(stage.queries)} queries got no hits; "
-                "queries missing from a run score zero and stay in the mean."
+                _note(
+                    NoteCode.QUERIES_WITHOUT_HITS,
+                    f"Stage {stage.name!r}: {missing} of {len(stage.queries)} queries got no "
+                    "hits; queries missing from a run score zero and stay in the mean.",
+                )
             )
     if any(k > settings.depth for k in settings.cutoffs):
         notes.append(
-            f"Only {settings.depth} hits per query are recorded: metrics at a cutoff above "
-            f"{settings.depth} equal their value at {settings.depth}."
+            _note(
+                NoteCode.CUTOFF_ABOVE_DEPTH,
+                f"Only {settings.depth} hits per query are recorded: metrics at a cutoff above "
+                f"{settings.depth} equal their value at {settings.depth}.",
+            )
         )
-    notes.append(_detection_note(settings, len(answerable), stages) + ".")
     return notes
 
 

@@ -354,7 +354,7 @@ def evaluate(
         run=_run_info(settings, loaded, judgment_list, command, config_record),
         queries=query_infos(resolved, ctx.doc_codes),
         stages=stage_reports,
-        notes=notes,
+        note_records=notes,
         timings={k: round(v, 6) for k, v in timings.items()},
     )
 

@@ -13,7 +13,7 @@ from groundkit.harness._context import RunContext, StageOutcome
 from groundkit.harness._duplicates import DuplicateFinder
 from groundkit.harness._evidence import QuoteGold, trace_run
 from groundkit.harness._ranking import RankedRun
-from groundkit.judgments import MetricAggregate, QueryResult, StageReport
+from groundkit.judgments import MetricAggregate, NoteCode, QueryResult, ReportNote, StageReport
 
 __all__ = ["stage_report", "stage_results", "unlocated_note"]
 
@@ -100,17 +100,18 @@ def stage_report(
     )
 
 
-def unlocated_note(stage: StageReport) -> str | None:
+def unlocated_note(stage: StageReport) -> ReportNote | None:
     """The note saying a stage's text hits could not all be located (``None``: they were)."""
     if not stage.unlocated:
         return None
     first = stage.unlocated[0]
     where = f"document {first.doc!r}" if first.doc is not None else "the corpus"
     count = len(stage.unlocated)
-    return (
+    text = (
         f"Stage {stage.name!r}: {count} hit{'s' if count > 1 else ''} given as text could not "
         f"be located and {'are' if count > 1 else 'is'} left out of its ranking (first: query "
         f"{first.query_id!r} hit {first.rank}, not found in {where}: {first.text[:60]!r}); "
         "its scores are not comparable until its text matches the corpus (see the stage's "
         "'unlocated' list)."
     )
+    return ReportNote(code=NoteCode.UNLOCATED_HITS, level="caution", text=text)

@@ -117,11 +117,13 @@ from groundkit.judgments._report_io import (
     report_json_schema,
     report_to_json,
 )
+from groundkit.judgments._report_notes import NoteCode, NoteLevel, ReportNote
 from groundkit.judgments._resolve import (
     Method,
     ResolvedJudgment,
     ResolvedQuote,
     Span,
+    Unresolved,
     closest_passage,
     locate_text,
     normalize_for_matching,
@@ -178,6 +180,8 @@ __all__ = [
     "MetricAggregate",
     "MetricSpec",
     "MetricTable",
+    "NoteCode",
+    "NoteLevel",
     "OutputGuardError",
     "OutputPath",
     "OutputSet",
@@ -187,6 +191,7 @@ __all__ = [
     "QueryResult",
     "ReportError",
     "ReportHit",
+    "ReportNote",
     "ResolvedJudgment",
     "ResolvedQuote",
     "RunFailure",
@@ -200,6 +205,7 @@ __all__ = [
     "TrecEvalResult",
     "TrecRun",
     "UnlocatedHit",
+    "Unresolved",
     "UnsafePathError",
     "__version__",
     "append_line",

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from groundkit.judgments._errors import ReportError
 from groundkit.judgments._report_consistency import semantic_problems
+from groundkit.judgments._report_notes import ReportNote
 from groundkit.judgments._report_statistics import (
     BootstrapSettings,
     MetricAggregate,
@@ -37,7 +38,7 @@ __all__ = [
     "UnlocatedHit",
 ]
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 """Version of the report format written by this package (``major.minor``).
 
 1.1 added ``StageReport.unlocated`` (hits given as text that could not be located) and the
@@ -281,6 +282,8 @@ class EvalReport(_Model):
         stages: The stages; the first is the baseline ``bm25``.
         notes: What a number in this report cannot say (read them).
         timings: Seconds per phase of the whole run.
+        note_records: The same notes with their codes and levels (schema 1.2); given alone,
+            they fill ``notes``; a report without them reads its notes as ``other``.
     """
 
     schema_version: str = SCHEMA_VERSION
@@ -289,6 +292,20 @@ class EvalReport(_Model):
     stages: list[StageReport]
     notes: list[str] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
+    note_records: list[ReportNote] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pair_notes(cls, data: Any) -> Any:
+        # One list given, the other derived from it: texts from records, records from texts.
+        if not isinstance(data, dict):
+            return data
+        records, texts = data.get("note_records"), data.get("notes")
+        if records and texts is None:
+            return {**data, "notes": [_note_text(r) for r in records]}
+        if texts and not records:
+            return {**data, "note_records": [{"code": "other", "text": t} for t in texts]}
+        return data
 
     @model_validator(mode="after")
     def _check_consistency(self) -> EvalReport:
@@ -323,3 +340,9 @@ class EvalReport(_Model):
     def unanswerable_count(self) -> int:
         """Number of queries without gold evidence (excluded from ranking metrics)."""
         return sum(1 for q in self.queries if not q.answerable)
+
+
+def _note_text(record: Any) -> Any:
+    if isinstance(record, ReportNote):
+        return record.text
+    return record.get("text") if isinstance(record, dict) else record

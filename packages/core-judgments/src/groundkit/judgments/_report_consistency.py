@@ -47,6 +47,8 @@ def _structure_problems(report: EvalReport) -> list[str]:
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         problems.append(f"stage names must be unique: {', '.join(duplicates)} repeated")
+    if [r.text for r in report.note_records] != list(report.notes):
+        problems.append("note_records must hold the same texts as notes, in the same order")
     first = report.stages[0]
     if first.name != BASELINE_STAGE or not first.baseline:
         problems.append(f"the first stage must be the baseline named {BASELINE_STAGE!r}")

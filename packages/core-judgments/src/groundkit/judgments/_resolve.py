@@ -33,6 +33,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Literal
 
 import numpy as np
@@ -48,6 +49,7 @@ __all__ = [
     "ResolvedJudgment",
     "ResolvedQuote",
     "Span",
+    "Unresolved",
     "closest_passage",
     "locate_text",
     "normalize_for_matching",
@@ -115,6 +117,14 @@ class Span:
         return self.end - self.start
 
 
+class Unresolved(StrEnum):
+    """Why a gold quote was not found (a code for programs; ``reason`` is for people)."""
+
+    MISSING_DOCUMENT = "missing-document"
+    BLANK_DOCUMENT = "blank-document"
+    NOT_FOUND = "not-found"
+
+
 class ResolvedQuote(BaseModel):
     """A gold quote and where it was found.
 
@@ -126,6 +136,8 @@ class ResolvedQuote(BaseModel):
             text), else ``None``; also ``None`` when the document is missing or empty.
         similarity: Similarity of ``closest`` to the quote in [0, 1], else ``None``.
         reason: Why the quote is unresolved (``None`` when resolved).
+        unresolved: The same as a code: ``missing-document``, ``blank-document`` or
+            ``not-found`` (``None`` when resolved).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -136,6 +148,7 @@ class ResolvedQuote(BaseModel):
     closest: str | None = None
     similarity: float | None = None
     reason: str | None = None
+    unresolved: Unresolved | None = None
 
     @property
     def resolved(self) -> bool:
@@ -484,7 +497,11 @@ def _corpus_id(corpus: Corpus, doc: str) -> str | None:
 def _resolve_gold(corpus: Corpus, gold: GoldQuote) -> ResolvedQuote:
     doc = _corpus_id(corpus, gold.doc)
     if doc is None:
-        return ResolvedQuote(gold=gold, reason=f"document {gold.doc!r} is not in the corpus")
+        return ResolvedQuote(
+            gold=gold,
+            reason=f"document {gold.doc!r} is not in the corpus",
+            unresolved=Unresolved.MISSING_DOCUMENT,
+        )
     text = corpus[doc]
     spans, method = _match(text, gold.quote, lambda: _cached_normalised(corpus, doc))
     if spans:
@@ -495,13 +512,18 @@ def _resolve_gold(corpus: Corpus, gold: GoldQuote) -> ResolvedQuote:
         )
     closest = _closest(_cached_normalised(corpus, doc), text, _normalised_quote(gold.quote))
     if closest is None:
-        return ResolvedQuote(gold=gold, reason=f"quote not found: document {doc!r} is blank")
+        return ResolvedQuote(
+            gold=gold,
+            reason=f"quote not found: document {doc!r} is blank",
+            unresolved=Unresolved.BLANK_DOCUMENT,
+        )
     passage, similarity = closest
     return ResolvedQuote(
         gold=gold,
         closest=passage,
         similarity=similarity,
         reason=f"quote not found in {gold.doc!r} (closest passage similarity {similarity:.2f})",
+        unresolved=Unresolved.NOT_FOUND,
     )
 
 
