@@ -61,6 +61,7 @@ class ItemsOutcome:
     guardrails: tuple[ItemComparison, ...]
     fail_under: float | None
     b_low: float | None
+    notes: tuple[str, ...] = ()
 
     @property
     def below_floor(self) -> bool:
@@ -82,6 +83,7 @@ class ItemsOutcome:
             "fail_under": self.fail_under,
             "b_low": self.b_low,
             "below_fail_under": self.below_floor,
+            "notes": list(self.notes),
         }
 
 
@@ -241,6 +243,8 @@ def render_items_outcome(console: Console, outcome: ItemsOutcome) -> None:
         table.add_row(*_comparison_row(guardrail, deciding=False))
     console.print(table)
     console.print(Text(_verdict_sentence(decision), style="dim"))
+    for note in outcome.notes:
+        console.print(Text(f"note: {note}", style="yellow"))
     if outcome.fail_under is not None and outcome.b_low is not None:
         status = "FAIL" if outcome.below_floor else "ok"
         console.print(

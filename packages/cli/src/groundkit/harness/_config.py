@@ -72,6 +72,7 @@ __all__ = [
     "StageConfig",
     "canonical_json",
     "check_stage_name",
+    "config_digest",
     "default_chunker",
     "default_headline_metrics",
     "stage_config_hash",
@@ -362,9 +363,18 @@ def canonical_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def config_digest(data: Any) -> str:
+    """SHA-256 (hex) of :func:`canonical_json` of ``data``: the one hash of a configuration.
+
+    Used for a :class:`StageConfig` (:func:`stage_config_hash`) and for a stage configuration
+    read back from a report or an items file, so the two always agree.
+    """
+    return hashlib.sha256(canonical_json(data).encode("utf-8")).hexdigest()
+
+
 def stage_config_hash(stage: StageConfig) -> str:
     """SHA-256 (hex) of the stage's canonical JSON (``model_dump(mode="json")``).
 
     Two stages with equal settings (after defaults are filled in) have equal hashes.
     """
-    return hashlib.sha256(canonical_json(stage.model_dump(mode="json")).encode("utf-8")).hexdigest()
+    return config_digest(stage.model_dump(mode="json"))
