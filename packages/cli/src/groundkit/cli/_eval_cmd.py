@@ -19,7 +19,7 @@ from groundkit.cli._compare_report import (
     render_all_pairs,
     render_report_outcome,
 )
-from groundkit.cli._console import make_console
+from groundkit.cli._console import make_console, progress_option
 from groundkit.cli._defaults import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -381,11 +381,7 @@ def compare_command(
     show_default=True,
     help="Bootstrap resamples.",
 )
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bars on standard error [default: when it is a terminal].",
-)
+@progress_option
 @force_option
 @click.pass_context
 def demo_command(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from groundkit.cli._console import make_console
+from groundkit.cli._console import make_console, progress_option
 from groundkit.cli._defaults import (
     DEFAULT_CHUNKERS,
     DEFAULT_COMMAND_TIMEOUT,
@@ -185,11 +185,7 @@ _IN_PATH = click.Path(path_type=Path)
     default=None,
     help="Also write the report as one self-contained HTML page.",
 )
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bars on standard error [default: when it is a terminal].",
-)
+@progress_option
 @force_option
 @click.pass_context
 def run_command(
