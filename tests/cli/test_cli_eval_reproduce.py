@@ -251,6 +251,18 @@ def test_a_report_made_in_python_needs_its_inputs_named(workspace: dict[str, Any
     assert named.exit_code == 0, named.output
 
 
+def test_a_moved_corpus_is_named_and_can_be_given(workspace: dict[str, Any]) -> None:
+    root: Path = workspace["root"]
+    moved = root / "moved"
+    workspace["corpus"].rename(moved)
+    result = invoke("eval", "reproduce", str(workspace["report"]))
+    assert result.exit_code == 2
+    assert f"the recorded corpus {str(workspace['corpus'])!r} is not there" in result.output
+    assert "(--corpus, or corpus= in Python)" in result.output
+    given = invoke("eval", "reproduce", str(workspace["report"]), "--corpus", str(moved))
+    assert given.exit_code == 0, given.output  # same texts: the same fingerprint
+
+
 def test_real_subprocess(workspace: dict[str, Any]) -> None:
     env = {**os.environ, "NO_COLOR": "1"}
     command = [sys.executable, "-m", "groundkit.cli", "eval", "reproduce", str(workspace["report"])]

@@ -190,7 +190,14 @@ def recorded_run_config(
         elif key not in raw:
             raise HarnessError(
                 f"the report records no {key} path (it was not run from files); give the "
-                f"{key} to reproduce it on ({flag})",
+                f"{key} to reproduce it on ({flag}, or {key}= in Python)",
+                path=source,
+            )
+        elif isinstance(raw[key], str) and not Path(raw[key]).exists():
+            # A relative path is read from the current folder, as it was by the run.
+            raise HarnessError(
+                f"the recorded {key} {raw[key]!r} is not there (from {Path.cwd()}); give where "
+                f"it is now ({flag}, or {key}= in Python)",
                 path=source,
             )
     return run_config_from_dict(raw, source=None if source is None else Path(source))
