@@ -24,6 +24,7 @@ from groundkit.cli._defaults import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
 )
+from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import EXIT_OK, InputError
 from groundkit.cli._eval_compare import (
     compare_item_rows,
@@ -118,6 +119,7 @@ def trec_command(
 
 
 @click.command("compare")
+@describe_option("report")
 @click.argument("files", nargs=-1, required=True, type=_EXISTING_FILE)
 @click.option("--metric", default="recall@10", show_default=True, help="The deciding metric.")
 @click.option(

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from groundkit.cli._console import ProgressDisplay, make_console, progress_option
+from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import EXIT_FAILED, EXIT_OK, InputError
 from groundkit.cli._eval_run import command_record, run_inputs, write_run_outputs
 from groundkit.cli._outputs import guard
@@ -82,6 +83,7 @@ def _render(console: Console, outcome: Reproduction, *, shown: int) -> None:
 
 
 @click.command("reproduce")
+@describe_option("report")
 @click.argument("report_path", metavar="REPORT", type=_PATH)
 @click.option(
     "--corpus",

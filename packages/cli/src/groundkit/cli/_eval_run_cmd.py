@@ -23,6 +23,7 @@ from groundkit.cli._defaults import (
     DEFAULT_SEED,
     DEPTH_RANGE,
 )
+from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import InputError
 from groundkit.cli._eval_config import RunFlags, build_run_config
 from groundkit.cli._eval_run import DEFAULT_REPORT, command_record, default_items_path, execute
@@ -37,6 +38,7 @@ _IN_PATH = click.Path(path_type=Path)
 
 
 @click.command("run")
+@describe_option("config", "judgments")
 @click.option("--config", "config_file", type=_IN_PATH, help="A groundkit.toml run configuration.")
 @click.option("--corpus", type=_IN_PATH, help="Corpus folder or .jsonl file.")
 @click.option("--judgments", type=_IN_PATH, help="Judgments .jsonl file.")
