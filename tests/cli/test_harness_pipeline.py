@@ -262,12 +262,21 @@ def test_items_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "run.items.jsonl"
     write_items(report, path)
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert set(lines[0]) == {"stage", "config", "config_hash"}
+    assert set(lines[0]) == {
+        "stage",
+        "config",
+        "config_hash",
+        "corpus_fingerprint",
+        "judgments_fingerprint",
+    }
     assert set(lines[1]) == {"stage", "query_id", "scores", "missing"}
     items = load_items(path)
     assert items.stage_names == ["bm25", "tuned"]
     tuned_config = settings.stage("tuned")
     assert items.stage("tuned").config_hash == stage_config_hash(tuned_config)
+    for stage in items.stages:
+        assert stage.corpus_fingerprint == report.run.corpus_fingerprint
+        assert stage.judgments_fingerprint == report.run.judgments_fingerprint
     last = items.scores(metric="recall@10")
     assert last == {q.query_id: q.scores["recall@10"] for q in report.stage("tuned").queries}
     assert (
@@ -279,6 +288,29 @@ def test_items_round_trip(tmp_path: Path) -> None:
         items.scores("x", metric="mrr")
 
 
+def test_items_without_fingerprints_are_still_read(tmp_path: Path) -> None:
+    # A file written before items carried fingerprints: the same lines without the two keys.
+    report = evaluate(DOCS, JUDGMENTS, _settings())
+    path = tmp_path / "old.items.jsonl"
+    write_items(report, path)
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for line in lines:
+        line.pop("corpus_fingerprint", None)
+        line.pop("judgments_fingerprint", None)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    items = load_items(path)
+    assert items.stage().corpus_fingerprint is None
+    assert items.stage().judgments_fingerprint is None
+    assert items.scores(metric="mrr") == {
+        q.query_id: q.scores["mrr"] for q in report.baseline.queries
+    }
+
+
+EMPTY_CONFIG_HASH = (
+    "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"  # SHA-256 of "{}"
+)
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
@@ -288,6 +320,16 @@ def test_items_round_trip(tmp_path: Path) -> None:
         ),
         ('{"stage": "a", "config": {}, "config_hash": "00"}\n', ":1: 'config_hash' must be"),
         ('{"stage": "a", "config": {}, "config_hash": "' + "0" * 64 + '"}\n', "does not match"),
+        (
+            '{"stage": "a", "config": {}, "config_hash": "' + EMPTY_CONFIG_HASH + '", '
+            '"corpus_fingerprint": "' + "0" * 64 + '", "judgments_fingerprint": "xyz"}\n',
+            ":1: 'judgments_fingerprint' must be 64",
+        ),
+        (
+            '{"stage": "a", "config": {}, "config_hash": "' + EMPTY_CONFIG_HASH + '", '
+            '"corpus_fingerprint": "' + "0" * 64 + '"}\n',
+            ":1: not an items line",
+        ),
         ("[1]\n", ":1:"),
         ("", "no stage"),
     ],

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Sequence
-from typing import IO, Literal
+from collections.abc import Callable, Sequence
+from typing import IO, Any, Literal
 
+import click
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -32,6 +33,7 @@ __all__ = [
     "format_delta",
     "format_interval",
     "make_console",
+    "progress_option",
     "render_comparisons",
     "render_notes",
     "render_report",
@@ -234,6 +236,15 @@ def render_report(
         console.print(Text("report: ", style="bold") + Text(report_path))
     if items_path is not None:
         console.print(Text("items:  ", style="bold") + Text(items_path))
+
+
+def progress_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The ``--progress/--no-progress`` flag of a command that runs an evaluation."""
+    return click.option(
+        "--progress/--no-progress",
+        default=None,
+        help="Progress bars on standard error [default: when it is a terminal].",
+    )(function)
 
 
 class ProgressDisplay:

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from groundkit.cli._compare_report import load_checked_report
 from groundkit.cli._console import format_delta, format_value, make_console, render_notes
+from groundkit.cli._describe import describe_option
 from groundkit.cli._outputs import force_option, guard
 from groundkit.cli._track_record_cmd import print_cautions, render_track_summary
 from groundkit.diagnosis import (
@@ -164,6 +165,7 @@ def render_diagnosis(console: Console, diagnosis: Diagnosis, ranked: list[Fix]) 
 
 
 @click.command("diagnose")
+@describe_option("report")
 @click.argument("report_path", metavar="REPORT", type=_FILE)
 @click.option(
     "--stage",

@@ -7,6 +7,7 @@ subclasses and turned into one line by the group).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -18,11 +19,12 @@ from groundkit.cli._compare_report import (
     render_all_pairs,
     render_report_outcome,
 )
-from groundkit.cli._console import make_console
+from groundkit.cli._console import make_console, progress_option
 from groundkit.cli._defaults import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
 )
+from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import EXIT_OK, InputError
 from groundkit.cli._eval_compare import (
     compare_item_rows,
@@ -30,7 +32,7 @@ from groundkit.cli._eval_compare import (
     pick_stage_rows,
     render_items_outcome,
 )
-from groundkit.cli._eval_items import read_items_file
+from groundkit.cli._eval_items import ALLOW_FLAG, check_same_gold, read_items_file, stage_rows
 from groundkit.cli._eval_run import (
     command_record,
     demo_config,
@@ -117,6 +119,7 @@ def trec_command(
 
 
 @click.command("compare")
+@describe_option("report")
 @click.argument("files", nargs=-1, required=True, type=_EXISTING_FILE)
 @click.option("--metric", default="recall@10", show_default=True, help="The deciding metric.")
 @click.option(
@@ -170,6 +173,13 @@ def trec_command(
     help="Items mode: metric shown beside the deciding one "
     "[default: the default headline metrics present in both files].",
 )
+@click.option(
+    ALLOW_FLAG,
+    "allow_different_gold",
+    is_flag=True,
+    help="Items mode: compare files scored on different judgments or a different corpus "
+    "(refused by default: the difference would not be the retrieval's).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 # --- track record (groundkit.diagnosis; owner: diagnosis helper) ---
 @click.option(
@@ -201,6 +211,7 @@ def compare_command(
     fail_under: float | None,
     fail_on_inconclusive: bool,
     guardrails: tuple[str, ...],
+    allow_different_gold: bool,
     as_json: bool,
     track_record: Path | None = None,
     applied: str | None = None,
@@ -218,7 +229,8 @@ def compare_command(
     an exact paired test (McNemar for right-or-wrong metrics, sign-flip otherwise) gives
     p < alpha and the interval of the difference excludes zero; "too few queries" when no
     outcome of so few queries could be significant; other metrics present in both items files
-    are shown as guardrails.
+    are shown as guardrails. Two items files scored on different judgments or corpus (their
+    fingerprints differ) are refused unless --allow-different-gold.
 
     Exit codes: 0 better, equivalent or inconclusive, 1 worse (or inconclusive / too few
     queries with --fail-on-inconclusive, or under --fail-under), 2 files that cannot be
@@ -234,6 +246,7 @@ def compare_command(
             ("--fail-under", fail_under),
             ("--guardrail", guardrails or None),
             ("--track-record", track_record),  # track record
+            (ALLOW_FLAG, allow_different_gold or None),
         ):
             if value is not None:
                 raise InputError(f"{flag} applies to two items files, not to a report")
@@ -284,11 +297,19 @@ def compare_command(
             force=force,
             appends=["--track-record"],
         )
+        items_a, items_b = read_items_file(path_a), read_items_file(path_b)
         name_a, rows_a = pick_stage_rows(
-            read_items_file(path_a), stage_a, path=path_a, flag="--stage-a"
+            stage_rows(items_a), stage_a, path=path_a, flag="--stage-a"
         )
         name_b, rows_b = pick_stage_rows(
-            read_items_file(path_b), stage_b, path=path_b, flag="--stage-b"
+            stage_rows(items_b), stage_b, path=path_b, flag="--stage-b"
+        )
+        notes = check_same_gold(
+            items_a.stage(name_a),
+            items_b.stage(name_b),
+            path_a=path_a,
+            path_b=path_b,
+            allow=allow_different_gold,
         )
         items_outcome = compare_item_rows(
             rows_a,
@@ -305,6 +326,7 @@ def compare_command(
             fail_under=fail_under,
             equivalence_margin=equivalence_margin,
         )
+        items_outcome = dataclasses.replace(items_outcome, notes=tuple(notes))
         if as_json:
             click.echo(json.dumps(items_outcome.to_json(), indent=1))
         else:
@@ -362,11 +384,7 @@ def compare_command(
     show_default=True,
     help="Bootstrap resamples.",
 )
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bars on standard error [default: when it is a terminal].",
-)
+@progress_option
 @force_option
 @click.pass_context
 def demo_command(

@@ -63,6 +63,7 @@ class ItemsOutcome:
     b_low: float | None
     #: Default guardrails some rows hold and others lack: not compared, and said so.
     incomplete: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def below_floor(self) -> bool:
@@ -85,6 +86,7 @@ class ItemsOutcome:
             "b_low": self.b_low,
             "below_fail_under": self.below_floor,
             "guardrails_not_in_every_row": list(self.incomplete),
+            "notes": list(self.notes),
         }
 
 
@@ -280,6 +282,8 @@ def render_items_outcome(console: Console, outcome: ItemsOutcome) -> None:
             )
         )
     console.print(Text(_verdict_sentence(decision), style="dim"))
+    for note in outcome.notes:
+        console.print(Text(f"note: {note}", style="yellow"))
     if outcome.fail_under is not None and outcome.b_low is not None:
         status = "FAIL" if outcome.below_floor else "ok"
         console.print(

@@ -17,6 +17,7 @@ from typing import Literal, cast
 import click
 
 from groundkit.cli._compare_report import load_checked_report
+from groundkit.cli._describe import describe_option
 from groundkit.cli._outputs import force_option, guard, output_set
 from groundkit.judgments import (
     EvalReport,
@@ -116,6 +117,7 @@ def _summary(export: StageExport, report_path: Path, run: Path, qrels: Path, fmt
 
 
 @click.command("export")
+@describe_option("report")
 @click.argument("report_path", metavar="REPORT.json", type=click.Path(path_type=Path))
 @click.option("--stage", required=True, help="The stage to export.")
 @click.option(

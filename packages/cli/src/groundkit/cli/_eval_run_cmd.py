@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from groundkit.cli._console import make_console
+from groundkit.cli._console import make_console, progress_option
 from groundkit.cli._defaults import (
     DEFAULT_CHUNKERS,
     DEFAULT_COMMAND_TIMEOUT,
@@ -23,6 +23,7 @@ from groundkit.cli._defaults import (
     DEFAULT_SEED,
     DEPTH_RANGE,
 )
+from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import InputError
 from groundkit.cli._eval_config import RunFlags, build_run_config
 from groundkit.cli._eval_run import DEFAULT_REPORT, command_record, default_items_path, execute
@@ -37,6 +38,7 @@ _IN_PATH = click.Path(path_type=Path)
 
 
 @click.command("run")
+@describe_option("config", "judgments")
 @click.option("--config", "config_file", type=_IN_PATH, help="A groundkit.toml run configuration.")
 @click.option("--corpus", type=_IN_PATH, help="Corpus folder or .jsonl file.")
 @click.option("--judgments", type=_IN_PATH, help="Judgments .jsonl file.")
@@ -185,11 +187,7 @@ _IN_PATH = click.Path(path_type=Path)
     default=None,
     help="Also write the report as one self-contained HTML page.",
 )
-@click.option(
-    "--progress/--no-progress",
-    default=None,
-    help="Progress bars on standard error [default: when it is a terminal].",
-)
+@progress_option
 @force_option
 @click.pass_context
 def run_command(

@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from groundkit.cli._compare_report import load_checked_report
 from groundkit.cli._console import make_console
+from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import InputError, StageFailedError
 from groundkit.cli._evalset_render import (
     render_distribution,
@@ -132,6 +133,7 @@ def _write_filtered(
 
 
 @click.command("assess", short_help="How small a difference the set detects; cautions.")
+@describe_option("judgments")
 @click.argument("judgments", type=_PATH)
 @click.option("--corpus", type=_PATH, help="Corpus folder or .jsonl: check that gold resolves.")
 @click.option(
@@ -186,6 +188,7 @@ def assess_command(
 
 
 @click.command("filter", short_help="Drop items that would mislead, with reasons.")
+@describe_option("judgments")
 @click.argument("judgments", type=_PATH)
 @click.option("--out", "-o", type=_PATH, required=True, help="Where to write the kept items.")
 @click.option("--corpus", type=_PATH, help="Corpus: enables the unresolved-evidence filter.")
@@ -234,6 +237,7 @@ def filter_command(
 
 
 @click.command("classify", short_help="Label question types.")
+@describe_option("judgments")
 @click.argument("judgments", type=_PATH)
 @click.option("--out", "-o", type=_PATH, help="Write the labelled items here (else only show).")
 @click.option("--overwrite", is_flag=True, help="Replace types a person set too.")
@@ -275,6 +279,7 @@ def classify_command(
 
 
 @click.command("review", short_help="Review items one key at a time (resumable).")
+@describe_option("judgments")
 @click.argument("judgments", type=_PATH)
 @click.option(
     "--out",

@@ -155,6 +155,7 @@ from groundkit.cli._beir_cmd import adapt_command  # noqa: E402
 from groundkit.cli._diagnose_cmd import diagnose_command, track_record_command  # noqa: E402
 from groundkit.cli._eval_cmd import compare_command, demo_command, trec_command  # noqa: E402
 from groundkit.cli._eval_export import export_command  # noqa: E402
+from groundkit.cli._eval_reproduce_cmd import reproduce_command  # noqa: E402
 from groundkit.cli._eval_run_cmd import run_command  # noqa: E402
 from groundkit.cli._evalset_cmd import (  # noqa: E402
     assess_command,
@@ -170,6 +171,7 @@ beir_group.add_command(adapt_command)
 eval_group.add_command(run_command)
 eval_group.add_command(demo_command)
 eval_group.add_command(compare_command)
+eval_group.add_command(reproduce_command)
 eval_group.add_command(diagnose_command)
 eval_group.add_command(track_record_command)
 eval_group.add_command(report_command)

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from groundkit.cli._compare_report import load_checked_report
+from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import InputError
 from groundkit.cli._html_report import render_html_report
 from groundkit.cli._outputs import force_option, guard, output_set
@@ -16,6 +17,7 @@ __all__ = ["report_command"]
 
 
 @click.command("report")
+@describe_option("report")
 @click.argument("report_path", metavar="REPORT.json", type=click.Path(path_type=Path))
 @click.option(
     "--html",

@@ -3,10 +3,13 @@
 Items format (UTF-8 JSON Lines, written atomically). For every stage that produced results, in
 report order, one header line followed by one line per answerable query:
 
-* header: ``{"stage": NAME, "config": CONFIG, "config_hash": HASH}`` where ``CONFIG`` is the
-  stage's configuration (``{"name", "retriever": {"kind", ...settings}, "chunker"}``, as
-  :class:`StageConfig` dumps it) and ``HASH`` the SHA-256 (hex) of ``CONFIG`` serialised with
-  sorted keys, no spaces and non-ASCII characters kept (:func:`canonical_json`);
+* header: ``{"stage": NAME, "config": CONFIG, "config_hash": HASH, "corpus_fingerprint": C,
+  "judgments_fingerprint": J}`` where ``CONFIG`` is the stage's configuration (``{"name",
+  "retriever": {"kind", ...settings}, "chunker"}``, as :class:`StageConfig` dumps it), ``HASH``
+  the SHA-256 (hex) of ``CONFIG`` serialised with sorted keys, no spaces and non-ASCII
+  characters kept (core's ``config_hash``), and ``C`` and ``J`` the report's corpus and
+  judgments fingerprints (what the scores were computed on, so that runs scored on different
+  gold are not compared by mistake). Older files have neither key and are still read;
 * row: ``{"stage": NAME, "query_id": ID, "scores": {METRIC: VALUE, ...}, "missing": BOOL}``
   with ``missing`` true when the stage returned nothing for the query (its scores are 0).
 
@@ -41,6 +44,7 @@ __all__ = [
 ]
 
 _HEADER_KEYS = frozenset({"stage", "config", "config_hash"})
+_FINGERPRINT_KEYS = frozenset({"corpus_fingerprint", "judgments_fingerprint"})
 _ROW_KEYS = frozenset({"stage", "query_id", "scores", "missing"})
 _HASH = re.compile(r"^[0-9a-f]{64}$")
 
@@ -71,7 +75,13 @@ def items_text(report: EvalReport) -> str:
         if stage.error is not None:
             continue
         config = stage_config_record(stage)
-        header = {"stage": stage.name, "config": config, "config_hash": config_hash(config)}
+        header = {
+            "stage": stage.name,
+            "config": config,
+            "config_hash": config_hash(config),
+            "corpus_fingerprint": report.run.corpus_fingerprint,
+            "judgments_fingerprint": report.run.judgments_fingerprint,
+        }
         lines.append(json.dumps(header, ensure_ascii=False))
         for result in stage.queries:
             row = {
@@ -92,6 +102,10 @@ class ItemsStage:
         name: Stage name.
         config: Stage configuration.
         config_hash: SHA-256 of the canonical configuration.
+        corpus_fingerprint: Fingerprint of the corpus the stage was scored on (``None`` in a
+            file written before items carried fingerprints).
+        judgments_fingerprint: Fingerprint of the judgments it was scored on (``None`` in
+            such a file).
         scores: Query id -> metric -> value.
         missing: Query ids the stage returned nothing for.
     """
@@ -99,6 +113,8 @@ class ItemsStage:
     name: str
     config: dict[str, Any]
     config_hash: str
+    corpus_fingerprint: str | None = None
+    judgments_fingerprint: str | None = None
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     missing: set[str] = field(default_factory=set)
 
@@ -194,6 +210,33 @@ def _check_scores(value: Any, path: Path, line: int, query_id: str) -> dict[str,
     return out
 
 
+def _header(data: dict[str, Any], file: Path, line: int) -> ItemsStage:
+    name, config, digest = data["stage"], data["config"], data["config_hash"]
+    if not isinstance(name, str) or not isinstance(config, dict):
+        raise HarnessError(
+            "a header needs a string 'stage' and an object 'config'", path=file, line=line
+        )
+    if not isinstance(digest, str) or _HASH.match(digest) is None:
+        raise HarnessError("'config_hash' must be 64 lowercase hex digits", path=file, line=line)
+    if config_hash(config) != digest:
+        raise HarnessError(
+            f"stage {name!r}: config_hash does not match config", path=file, line=line
+        )
+    fingerprints: dict[str, str] = {}
+    for key in sorted(_FINGERPRINT_KEYS & set(data)):
+        value = data[key]
+        if not isinstance(value, str) or _HASH.match(value) is None:
+            raise HarnessError(f"{key!r} must be 64 lowercase hex digits", path=file, line=line)
+        fingerprints[key] = value
+    return ItemsStage(
+        name=name,
+        config=config,
+        config_hash=digest,
+        corpus_fingerprint=fingerprints.get("corpus_fingerprint"),
+        judgments_fingerprint=fingerprints.get("judgments_fingerprint"),
+    )
+
+
 def load_items(path: str | Path) -> ItemsFile:
     """Read an items file written by :func:`write_items`.
 
@@ -213,23 +256,10 @@ def load_items(path: str | Path) -> ItemsFile:
         ) from None
     for line, data in entries:
         keys = set(data)
-        if keys == _HEADER_KEYS:
-            name, config, digest = data["stage"], data["config"], data["config_hash"]
-            if not isinstance(name, str) or not isinstance(config, dict):
-                raise HarnessError(
-                    "a header needs a string 'stage' and an object 'config'", path=file, line=line
-                )
-            if not isinstance(digest, str) or _HASH.match(digest) is None:
-                raise HarnessError(
-                    "'config_hash' must be 64 lowercase hex digits", path=file, line=line
-                )
-            if config_hash(config) != digest:
-                raise HarnessError(
-                    f"stage {name!r}: config_hash does not match config", path=file, line=line
-                )
-            if any(s.name == name for s in stages):
-                raise HarnessError(f"stage {name!r} appears twice", path=file, line=line)
-            current = ItemsStage(name=name, config=config, config_hash=digest)
+        if keys in (_HEADER_KEYS, _HEADER_KEYS | _FINGERPRINT_KEYS):
+            current = _header(data, file, line)
+            if any(s.name == current.name for s in stages):
+                raise HarnessError(f"stage {current.name!r} appears twice", path=file, line=line)
             stages.append(current)
         elif keys == _ROW_KEYS:
             query_id = data["query_id"]
@@ -258,7 +288,8 @@ def load_items(path: str | Path) -> ItemsFile:
                 current.missing.add(query_id)
         else:
             raise HarnessError(
-                "not an items line: expected a header {stage, config, config_hash} or a row "
+                "not an items line: expected a header {stage, config, config_hash, "
+                "corpus_fingerprint, judgments_fingerprint} or a row "
                 "{stage, query_id, scores, missing}",
                 path=file,
                 line=line,

@@ -50,7 +50,15 @@ from groundkit.judgments import (
     resolve_judgments,
 )
 
-__all__ = ["ProgressCallback", "StagesArgument", "evaluate", "package_versions", "run_evaluation"]
+__all__ = [
+    "ProgressCallback",
+    "StagesArgument",
+    "evaluate",
+    "evaluate_loaded",
+    "load_run_inputs",
+    "package_versions",
+    "run_evaluation",
+]
 
 StagesArgument = Mapping[str, Any] | Sequence[StageConfig]
 """Stages given to :func:`evaluate` directly: ``{name: retriever}`` or a list of stage configs.
@@ -359,6 +367,31 @@ def evaluate(
     )
 
 
+def load_run_inputs(
+    config: RunConfig, progress: ProgressCallback | None = None
+) -> tuple[Corpus, list[Judgment]]:
+    """Load the corpus and judgments named by ``config`` (what :func:`run_evaluation` reads).
+
+    Raises:
+        groundkit.judgments.JudgmentError: Unreadable or invalid corpus or judgments.
+        HarnessError: No answerable query.
+    """
+    if progress is not None:
+        progress("load", 0, 2)
+    corpus = Corpus.load(config.corpus)
+    if progress is not None:
+        progress("load", 1, 2)
+    judgments = load_judgments(config.judgments)
+    if not any(judgment.gold for judgment in judgments):
+        raise HarnessError(
+            "no answerable query (every judgment has an empty gold): nothing to rank",
+            path=config.judgments,
+        )
+    if progress is not None:
+        progress("load", 2, 2)
+    return corpus, judgments
+
+
 @_collector_relaxed()
 def run_evaluation(
     config: RunConfig,
@@ -384,21 +417,35 @@ def run_evaluation(
         groundkit.judgments.JudgmentError: Unreadable or invalid corpus or judgments.
         HarnessError: Invalid retriever output or settings.
     """
-    if progress is not None:
-        progress("load", 0, 2)
     start = time.perf_counter()
-    corpus = Corpus.load(config.corpus)
-    if progress is not None:
-        progress("load", 1, 2)
-    judgments = load_judgments(config.judgments)
-    if not any(judgment.gold for judgment in judgments):
-        raise HarnessError(
-            "no answerable query (every judgment has an empty gold): nothing to rank",
-            path=config.judgments,
-        )
-    if progress is not None:
-        progress("load", 2, 2)
-    loading = time.perf_counter() - start
+    corpus, judgments = load_run_inputs(config, progress)
+    return evaluate_loaded(
+        config,
+        corpus,
+        judgments,
+        loading=time.perf_counter() - start,
+        progress=progress,
+        command=command,
+        stop_on_failure=stop_on_failure,
+        failures=failures,
+    )
+
+
+def evaluate_loaded(
+    config: RunConfig,
+    corpus: Corpus,
+    judgments: Sequence[Judgment],
+    *,
+    loading: float = 0.0,
+    progress: ProgressCallback | None = None,
+    command: Sequence[str] | None = None,
+    stop_on_failure: bool = False,
+    failures: list[StageFailed] | None = None,
+) -> EvalReport:
+    """:func:`run_evaluation` on inputs already loaded by :func:`load_run_inputs`.
+
+    ``loading`` is the seconds the loading took (the report's ``load`` timing).
+    """
     report = evaluate(
         corpus,
         judgments,
