@@ -23,16 +23,28 @@ import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import Field, ValidationError
 
+from groundkit.diagnosis._applied import _applies, _flatten, _fusion_mismatch, infer_applied_fix
 from groundkit.diagnosis._errors import DiagnosisError
 from groundkit.diagnosis._fixes import fixes as rank_fixes
 from groundkit.diagnosis._hashing import canonical_json, items_hash
-from groundkit.diagnosis._models import FIXES, Diagnosis, Fix, FixName, StageSnapshot
+from groundkit.diagnosis._models import FIXES, Diagnosis, Fix
+from groundkit.diagnosis._record_models import (
+    _ENTRY,
+    Caution,
+    MeasuredSide,
+    Measurement,
+    PredictedFix,
+    Prediction,
+    Rows,
+    TrackRecord,
+    _Model,
+)
 from groundkit.judgments import JudgmentError, append_line, read_regular_bytes
-from groundkit.stats import ItemComparison, Verdict, compare_items
+from groundkit.stats import ItemComparison, compare_items
 
 __all__ = [
     "RECORD_FORMAT",
@@ -52,200 +64,6 @@ __all__ = [
 
 RECORD_FORMAT = 1
 """Format of the lines this version writes."""
-
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
-
-Rows = Mapping[str, Mapping[str, float]]
-"""Per-query rows of one stage: query id to metric name to value."""
-
-
-class _Model(BaseModel):
-    model_config = _FROZEN
-
-
-class PredictedFix(_Model):
-    """A fix as predicted for a stage.
-
-    Attributes:
-        name: The fix.
-        rank: Its rank in the prediction.
-        misses: Misses it addresses (``None``: not measurable).
-        expected: Expected gain in recall@k.
-        ceiling: Gain if every one of its misses were found.
-        reference: Gain at another stage's rate.
-        reference_stage: That stage.
-        exact: Replayed exactly from the recorded rankings.
-        basis: How ``expected`` was computed.
-        new_k: For raise-k, the raised cutoff (the measurement compares B's recall@new_k).
-        partner: For hybrid-fusion, the stage the replay fused the diagnosed stage with (a
-            measurement must fuse exactly these two; ``None`` in lines written before it was
-            recorded).
-    """
-
-    name: FixName
-    rank: int
-    misses: int | None
-    expected: float | None
-    ceiling: float | None
-    reference: float | None = None
-    reference_stage: str | None = None
-    exact: bool = False
-    basis: str
-    new_k: int | None = None
-    partner: str | None = None
-
-
-class Prediction(_Model):
-    """A prediction line.
-
-    Attributes:
-        record: Always ``"prediction"``.
-        format: Line format version.
-        id: Identifier (hash of the rest of the line).
-        created_at: ISO-8601 UTC time of the diagnosis.
-        report: The report diagnosed.
-        stage: The stage.
-        level: The report's level.
-        k: The cutoff.
-        metric: ``recall@k``.
-        query_count: Answerable queries.
-        recall: The stage's recall@k.
-        items_hash: Hash of the stage's per-query recall@k.
-        config_hash: Hash of ``config``.
-        config: The stage's configuration.
-        fixes: The ranked fixes.
-    """
-
-    record: Literal["prediction"] = "prediction"
-    format: Literal[1] = 1
-    id: str
-    created_at: str
-    report: str | None = None
-    stage: str
-    level: str
-    k: int
-    metric: str
-    query_count: int
-    recall: float
-    items_hash: str
-    config_hash: str
-    config: StageSnapshot
-    fixes: list[PredictedFix]
-
-    def fix(self, name: str) -> PredictedFix | None:
-        """The predicted fix called ``name``, if predicted."""
-        return next((f for f in self.fixes if f.name == name), None)
-
-
-class MeasuredSide(_Model):
-    """One side of a measurement.
-
-    Attributes:
-        path: Its items file.
-        stage: Its stage name.
-        items_hash: Hash of its per-query recall@k (the prediction's metric).
-        config: Its stage configuration, when the items file records one.
-        metric: The metric measured on this side.
-        mean: Its mean.
-    """
-
-    path: str | None = None
-    stage: str | None = None
-    items_hash: str | None = None
-    config: dict[str, Any] | None = None
-    metric: str
-    mean: float
-
-
-class Measurement(_Model):
-    """A measurement line: what B measured after applying a predicted fix to A.
-
-    Attributes:
-        record: Always ``"measurement"``.
-        format: Line format version.
-        created_at: ISO-8601 UTC time of the comparison.
-        prediction_id: The prediction it answers.
-        fix: The fix B applied.
-        how: ``named`` (``--applied``) or ``inferred`` (from the configurations).
-        a: The diagnosed run.
-        b: The run with the fix.
-        query_count: Paired queries.
-        measured: Mean difference B − A.
-        low: Low end of its interval.
-        high: High end of its interval.
-        confidence_level: Coverage of the interval.
-        p_value: The gating test's p-value.
-        verdict: ``better``, ``worse``, ``inconclusive``, ``equivalent`` or
-            ``too few queries`` (the verdict engine's).
-        predicted: The prediction for this fix.
-    """
-
-    record: Literal["measurement"] = "measurement"
-    format: Literal[1] = 1
-    created_at: str
-    prediction_id: str
-    fix: FixName
-    how: Literal["named", "inferred"]
-    a: MeasuredSide
-    b: MeasuredSide
-    query_count: int
-    measured: float
-    low: float
-    high: float
-    confidence_level: float
-    p_value: float
-    verdict: Verdict
-    predicted: PredictedFix
-
-    @property
-    def inside(self) -> bool | None:
-        """Whether the expected gain lies within the measured interval (``None``: none)."""
-        expected = self.predicted.expected
-        return None if expected is None else self.low <= expected <= self.high
-
-
-_ENTRY: TypeAdapter[Prediction | Measurement] = TypeAdapter(
-    Annotated[Prediction | Measurement, Field(discriminator="record")]
-)
-
-
-class Caution(_Model):
-    """A line of the record that could not be read (it is skipped, and said so).
-
-    Attributes:
-        path: The record file.
-        line: 1-based line number.
-        reason: What is wrong with it.
-    """
-
-    path: str
-    line: int
-    reason: str
-
-    @property
-    def message(self) -> str:
-        """``CAUTION: <path>:<line>: <reason>; line skipped``."""
-        return f"CAUTION: {self.path}:{self.line}: {self.reason}; line skipped"
-
-
-class TrackRecord(_Model):
-    """Every readable line of a record file, and a caution for every other one.
-
-    Attributes:
-        path: The file.
-        predictions: Prediction lines, in file order.
-        measurements: Measurement lines, in file order.
-        cautions: Lines skipped, with their numbers.
-    """
-
-    path: str
-    predictions: list[Prediction] = Field(default_factory=list)
-    measurements: list[Measurement] = Field(default_factory=list)
-    cautions: list[Caution] = Field(default_factory=list)
-
-    def prediction(self, prediction_id: str) -> Prediction | None:
-        """The prediction with that id."""
-        return next((p for p in self.predictions if p.id == prediction_id), None)
 
 
 def _now() -> str:
@@ -377,139 +195,6 @@ def record_prediction(
     prediction = Prediction.model_validate({"id": identifier, **body})
     append_record_line(path, prediction)
     return prediction
-
-
-# -- inference of the applied fix -----------------------------------------------------------
-
-_SIZE_KEYS = frozenset({"chunker.size", "chunker.max_chars", "chunker.max_sentences"})
-_ENCODER_KEYS = frozenset({"encoder_max_tokens", "retriever.max_seq_length"})
-
-
-def _flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in config.items():
-        if not prefix and key == "name":
-            continue  # a stage's name is not one of its settings
-        path = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            flat.update(_flatten(value, f"{path}."))
-        elif isinstance(value, list | tuple):
-            flat[path] = canonical_json(list(value))
-        else:
-            flat[path] = value
-    return flat
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def _moved(a: Mapping[str, Any], b: Mapping[str, Any], keys: set[str]) -> tuple[bool, bool]:
-    """Whether any of ``keys`` went up, and whether any went down, from a to b."""
-    up = down = False
-    for key in keys:
-        before, after = _number(a.get(key)), _number(b.get(key))
-        if before is None or after is None:
-            continue
-        up = up or after > before
-        down = down or after < before
-    return up, down
-
-
-def _fused_stages(b: Mapping[str, Any]) -> list[str] | None:
-    """The stages a flattened config's hybrid retriever fuses (``None``: not a hybrid)."""
-    if b.get("retriever.kind") != "hybrid":
-        return None
-    fused = b.get("retriever.stages")
-    names = json.loads(fused) if isinstance(fused, str) else []
-    return [str(name) for name in names] if isinstance(names, list) else []
-
-
-def _applies(
-    fix: str,
-    a: dict[str, Any],
-    b: dict[str, Any],
-    stage_a: str | None,
-    partner: str | None = None,
-) -> bool:
-    diff = {key for key in set(a) | set(b) if a.get(key) != b.get(key)}
-    if not diff:
-        return False
-    if fix == "chunk-overlap":
-        up, _ = _moved(a, b, {"chunker.overlap"})
-        return diff == {"chunker.overlap"} and up
-    if fix in ("larger-chunks", "smaller-chunks"):
-        allowed = _SIZE_KEYS | {"chunker.overlap"}
-        if fix == "smaller-chunks":
-            allowed |= _ENCODER_KEYS
-        if not diff <= allowed:
-            return False
-        up, down = _moved(a, b, set(_SIZE_KEYS))
-        if fix == "larger-chunks":
-            return up and not down
-        encoder_up, _ = _moved(a, b, set(_ENCODER_KEYS))
-        return (down and not up) or (encoder_up and not (diff & _SIZE_KEYS))
-    if fix == "hybrid-fusion":
-        names = _fused_stages(b)
-        if names is None or stage_a is None:
-            return False
-        if partner is not None:  # the prediction replayed this very pair
-            return set(names) == {stage_a, partner} and len(names) == 2
-        return stage_a in names
-    if fix == "dense":
-        chunker_same = all(
-            a.get(key) == b.get(key) for key in set(a) | set(b) if key.startswith("chunker.")
-        )
-        kinds = (a.get("retriever.kind"), b.get("retriever.kind"))
-        return kinds == ("bm25", "dense") and chunker_same
-    return False  # judgments, corpus, k, reranking, expansion, dedup: not in a stage config
-
-
-def infer_applied_fix(
-    config_a: Mapping[str, Any],
-    config_b: Mapping[str, Any],
-    candidates: Sequence[str],
-    *,
-    stage_a: str | None = None,
-    partner: str | None = None,
-) -> list[FixName]:
-    """The candidate fixes whose knobs are the only difference between two stage configs.
-
-    Inferable: chunk-overlap (only ``chunker.overlap`` grew), larger-chunks / smaller-chunks
-    (only chunk size keys moved, all one way; smaller-chunks also when only the encoder input
-    length grew), hybrid-fusion (B is a hybrid fusing exactly A's stage and ``partner``; any
-    hybrid fusing A's stage when no partner is known), dense (BM25 to dense, same chunker).
-    Other fixes turn knobs outside a stage config and must be named.
-
-    Args:
-        config_a: A's stage configuration (nested mappings; a top-level ``name`` is ignored).
-        config_b: B's.
-        candidates: Fix names to consider (the prediction's).
-        stage_a: A's stage name (hybrid-fusion).
-        partner: The stage the predicted hybrid-fusion fused A's with (its replay's).
-
-    Returns:
-        The matching fixes, in the order of :data:`FIXES`.
-    """
-    a, b = _flatten(config_a), _flatten(config_b)
-    return [fix for fix in FIXES if fix in candidates and _applies(fix, a, b, stage_a, partner)]
-
-
-def _fusion_mismatch(
-    predicted: PredictedFix | None, stage_a: str, config_b: Mapping[str, Any] | None
-) -> str | None:
-    """Why B's stage is not the predicted fusion (``None``: it is, or it cannot be told)."""
-    if predicted is None or predicted.partner is None or config_b is None:
-        return None
-    names = _fused_stages(_flatten(config_b))
-    wanted = f"the prediction was fusing {stage_a} with {predicted.partner}"
-    if names is None:
-        return f"B's stage is not a hybrid, but {wanted}"
-    if len(names) == 2 and set(names) == {stage_a, predicted.partner}:
-        return None
-    return f"B's stage fuses {', '.join(names) or 'no stages'}, but {wanted}"
 
 
 # -- measurement ------------------------------------------------------------------------------

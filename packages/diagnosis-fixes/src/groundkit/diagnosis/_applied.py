@@ -1,0 +1,148 @@
+"""Which fix a stage configuration applied: inferred from the knobs that changed between two."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from groundkit.diagnosis._hashing import canonical_json
+from groundkit.diagnosis._models import FIXES, FixName
+from groundkit.diagnosis._record_models import (
+    PredictedFix,
+)
+
+__all__ = ["infer_applied_fix"]
+
+
+# -- inference of the applied fix -----------------------------------------------------------
+
+_SIZE_KEYS = frozenset({"chunker.size", "chunker.max_chars", "chunker.max_sentences"})
+_ENCODER_KEYS = frozenset({"encoder_max_tokens", "retriever.max_seq_length"})
+
+
+def _flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        if not prefix and key == "name":
+            continue  # a stage's name is not one of its settings
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{path}."))
+        elif isinstance(value, list | tuple):
+            flat[path] = canonical_json(list(value))
+        else:
+            flat[path] = value
+    return flat
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _moved(a: Mapping[str, Any], b: Mapping[str, Any], keys: set[str]) -> tuple[bool, bool]:
+    """Whether any of ``keys`` went up, and whether any went down, from a to b."""
+    up = down = False
+    for key in keys:
+        before, after = _number(a.get(key)), _number(b.get(key))
+        if before is None or after is None:
+            continue
+        up = up or after > before
+        down = down or after < before
+    return up, down
+
+
+def _fused_stages(b: Mapping[str, Any]) -> list[str] | None:
+    """The stages a flattened config's hybrid retriever fuses (``None``: not a hybrid)."""
+    if b.get("retriever.kind") != "hybrid":
+        return None
+    fused = b.get("retriever.stages")
+    names = json.loads(fused) if isinstance(fused, str) else []
+    return [str(name) for name in names] if isinstance(names, list) else []
+
+
+def _applies(
+    fix: str,
+    a: dict[str, Any],
+    b: dict[str, Any],
+    stage_a: str | None,
+    partner: str | None = None,
+) -> bool:
+    diff = {key for key in set(a) | set(b) if a.get(key) != b.get(key)}
+    if not diff:
+        return False
+    if fix == "chunk-overlap":
+        up, _ = _moved(a, b, {"chunker.overlap"})
+        return diff == {"chunker.overlap"} and up
+    if fix in ("larger-chunks", "smaller-chunks"):
+        allowed = _SIZE_KEYS | {"chunker.overlap"}
+        if fix == "smaller-chunks":
+            allowed |= _ENCODER_KEYS
+        if not diff <= allowed:
+            return False
+        up, down = _moved(a, b, set(_SIZE_KEYS))
+        if fix == "larger-chunks":
+            return up and not down
+        encoder_up, _ = _moved(a, b, set(_ENCODER_KEYS))
+        return (down and not up) or (encoder_up and not (diff & _SIZE_KEYS))
+    if fix == "hybrid-fusion":
+        names = _fused_stages(b)
+        if names is None or stage_a is None:
+            return False
+        if partner is not None:  # the prediction replayed this very pair
+            return set(names) == {stage_a, partner} and len(names) == 2
+        return stage_a in names
+    if fix == "dense":
+        chunker_same = all(
+            a.get(key) == b.get(key) for key in set(a) | set(b) if key.startswith("chunker.")
+        )
+        kinds = (a.get("retriever.kind"), b.get("retriever.kind"))
+        return kinds == ("bm25", "dense") and chunker_same
+    return False  # judgments, corpus, k, reranking, expansion, dedup: not in a stage config
+
+
+def infer_applied_fix(
+    config_a: Mapping[str, Any],
+    config_b: Mapping[str, Any],
+    candidates: Sequence[str],
+    *,
+    stage_a: str | None = None,
+    partner: str | None = None,
+) -> list[FixName]:
+    """The candidate fixes whose knobs are the only difference between two stage configs.
+
+    Inferable: chunk-overlap (only ``chunker.overlap`` grew), larger-chunks / smaller-chunks
+    (only chunk size keys moved, all one way; smaller-chunks also when only the encoder input
+    length grew), hybrid-fusion (B is a hybrid fusing exactly A's stage and ``partner``; any
+    hybrid fusing A's stage when no partner is known), dense (BM25 to dense, same chunker).
+    Other fixes turn knobs outside a stage config and must be named.
+
+    Args:
+        config_a: A's stage configuration (nested mappings; a top-level ``name`` is ignored).
+        config_b: B's.
+        candidates: Fix names to consider (the prediction's).
+        stage_a: A's stage name (hybrid-fusion).
+        partner: The stage the predicted hybrid-fusion fused A's with (its replay's).
+
+    Returns:
+        The matching fixes, in the order of :data:`FIXES`.
+    """
+    a, b = _flatten(config_a), _flatten(config_b)
+    return [fix for fix in FIXES if fix in candidates and _applies(fix, a, b, stage_a, partner)]
+
+
+def _fusion_mismatch(
+    predicted: PredictedFix | None, stage_a: str, config_b: Mapping[str, Any] | None
+) -> str | None:
+    """Why B's stage is not the predicted fusion (``None``: it is, or it cannot be told)."""
+    if predicted is None or predicted.partner is None or config_b is None:
+        return None
+    names = _fused_stages(_flatten(config_b))
+    wanted = f"the prediction was fusing {stage_a} with {predicted.partner}"
+    if names is None:
+        return f"B's stage is not a hybrid, but {wanted}"
+    if len(names) == 2 and set(names) == {stage_a, predicted.partner}:
+        return None
+    return f"B's stage fuses {', '.join(names) or 'no stages'}, but {wanted}"
