@@ -45,6 +45,7 @@ from groundkit.judgments._io import (
     load_judgments,
     parse_jsonl_line,
 )
+from groundkit.judgments._locate import locate_text
 from groundkit.judgments._metrics import MetricTable, mean_scores, score_queries, score_table
 from groundkit.judgments._metrics_spec import METRIC_KINDS, MetricSpec, parse_metric
 from groundkit.judgments._metrics_tables import (
@@ -125,7 +126,6 @@ from groundkit.judgments._resolve import (
     Span,
     Unresolved,
     closest_passage,
-    locate_text,
     normalize_for_matching,
     resolve_judgments,
     resolve_quote,
@@ -144,9 +144,9 @@ from groundkit.judgments._trec import (
 from groundkit.judgments._trec_eval import (
     TrecEvalResult,
     evaluate_trec,
-    format_trec_eval,
     trec_measure_names,
 )
+from groundkit.judgments._trec_format import format_trec_eval
 
 __all__ = [
     "ID_MAP_FILE_NAME",

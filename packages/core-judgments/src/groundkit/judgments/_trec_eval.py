@@ -59,7 +59,7 @@ import numpy.typing as npt
 from groundkit.judgments._errors import JudgmentError
 from groundkit.judgments._trec import trec_ranking
 
-__all__ = ["TrecEvalResult", "evaluate_trec", "format_trec_eval", "trec_measure_names"]
+__all__ = ["TrecEvalResult", "evaluate_trec", "trec_measure_names"]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -580,42 +580,3 @@ def evaluate_trec(
         run_id=run_id if run_id is not None else getattr(run, "run_id", None),
         relstrings=relstrings,
     )
-
-
-def _line(name: str, query: str, value: str) -> str:
-    return f"{name:<22}\t{query}\t{value}\n"
-
-
-def _value_text(name: str, value: float) -> str:
-    family = name
-    if family in _COUNTS:
-        return f"{int(value)}"
-    return f"{value:6.4f}"
-
-
-def format_trec_eval(result: TrecEvalResult, per_query: bool = False) -> str:
-    r"""trec_eval's printed output for a result, byte for byte.
-
-    Args:
-        result: The evaluation.
-        per_query: Print each query's block before the summary (trec_eval ``-q``).
-
-    Returns:
-        Lines ``"<measure padded to 22>\t<query or all>\t<value>"``: counts as integers,
-        other values with 4 decimals, ``runid`` as text, ``relstring`` quoted.
-    """
-    lines: list[str] = []
-    if per_query:
-        for query, values in result.per_query.items():
-            strings = result.relstrings.get(query, {})
-            for name in result.measures:
-                if name in strings:
-                    lines.append(_line(name, query, f"'{strings[name]}'"))
-                elif name in values:
-                    lines.append(_line(name, query, _value_text(name, values[name])))
-    for name in result.measures:
-        if name == "runid":
-            lines.append(_line(name, "all", result.run_id or ""))
-        elif name in result.summary:
-            lines.append(_line(name, "all", _value_text(name, result.summary[name])))
-    return "".join(lines)

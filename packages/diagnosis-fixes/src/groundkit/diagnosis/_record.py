@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import Field, ValidationError
 
@@ -31,7 +31,7 @@ from groundkit.diagnosis._applied import _applies, _flatten, _fusion_mismatch, i
 from groundkit.diagnosis._errors import DiagnosisError
 from groundkit.diagnosis._fixes import fixes as rank_fixes
 from groundkit.diagnosis._hashing import canonical_json, items_hash
-from groundkit.diagnosis._models import FIXES, Diagnosis, Fix
+from groundkit.diagnosis._models import FIXES, Diagnosis, Fix, FixName
 from groundkit.diagnosis._record_models import (
     _ENTRY,
     Caution,
@@ -288,107 +288,30 @@ def record_measurement(
         raise DiagnosisError(f"unknown fix {applied!r} (fixes: {', '.join(FIXES)})")
     record = read_track_record(record_path, missing_ok=True)
     cautions = list(record.cautions)
-
-    def outcome(status: Any, message: str) -> MeasurementOutcome:
-        return MeasurementOutcome(status=status, message=message, cautions=cautions)
-
-    matches = _matching(record, items_a)
-    if not matches:
-        return outcome(
-            "no-prediction",
-            f"A matches no prediction in {record_path} (run grk eval diagnose on A's report "
-            "with --track-record first); nothing appended",
+    try:
+        matches = _matching(record, items_a)
+        if not matches:
+            raise _NotRecorded(
+                "no-prediction",
+                f"A matches no prediction in {record_path} (run grk eval diagnose on A's report "
+                "with --track-record first)",
+            )
+        if applied is not None:
+            prediction, fix_name, how = _named_fix(matches, applied, stage_a, config_b)
+        else:
+            prediction, fix_name, how = _inferred_fix(matches[0], stage_a, config_a, config_b)
+        predicted = prediction.fix(fix_name)
+        assert predicted is not None
+        metric_b = prediction.metric
+        if fix_name == "raise-k" and predicted.new_k is not None:
+            metric_b = f"recall@{predicted.new_k}"
+        result, column_b = _measured(
+            items_a, items_b, prediction.metric, metric_b, fix_name, comparison
         )
-    how: Literal["named", "inferred"]
-
-    def not_the_predicted(reason: str) -> MeasurementOutcome:
-        return outcome(
-            "not-predicted", f"hybrid-fusion is not the predicted fix: {reason}; nothing appended"
+    except _NotRecorded as stop:
+        return MeasurementOutcome(
+            status=stop.status, message=f"{stop.message}; nothing appended", cautions=cautions
         )
-
-    if applied is not None:
-        candidates = [p for p in matches if p.fix(applied) is not None]
-        if not candidates:
-            return outcome(
-                "not-predicted",
-                f"{applied} was not among the fixes predicted for A's stage "
-                f"{matches[0].stage!r}; nothing appended",
-            )
-        mismatches = [
-            _fusion_mismatch(p.fix(applied), stage_a or p.stage, config_b)
-            if applied == "hybrid-fusion"
-            else None
-            for p in candidates
-        ]
-        if all(m is not None for m in mismatches):
-            return not_the_predicted(str(mismatches[0]))
-        prediction = candidates[mismatches.index(None)]
-        fix_name, how = applied, "named"
-    else:
-        prediction = matches[0]
-        if config_a is None or config_b is None:
-            return outcome(
-                "undetermined",
-                "the items files record no stage configuration to infer the fix from; name it "
-                "with --applied; nothing appended",
-            )
-        fusion = prediction.fix("hybrid-fusion")
-        inferred = infer_applied_fix(
-            config_a,
-            config_b,
-            [f.name for f in prediction.fixes],
-            stage_a=stage_a,
-            partner=None if fusion is None else fusion.partner,
-        )
-        if not inferred and stage_a is not None and fusion is not None:
-            # B fuses A's stage, but not with the partner the prediction replayed
-            a, b = _flatten(config_a), _flatten(config_b)
-            if _applies("hybrid-fusion", a, b, stage_a):
-                mismatch = _fusion_mismatch(fusion, stage_a, config_b)
-                if mismatch is not None:
-                    return not_the_predicted(mismatch)
-        if len(inferred) != 1:
-            a, b = _flatten(config_a), _flatten(config_b)
-            differing = sorted(key for key in set(a) | set(b) if a.get(key) != b.get(key))
-            where = ", ".join(differing) if differing else "nowhere"
-            detail = (
-                f"the configs differ at {where}, which no predicted fix's knobs explain"
-                if not inferred
-                else f"several fixes fit ({', '.join(inferred)})"
-            )
-            return outcome(
-                "undetermined",
-                f"cannot tell which fix B applied: {detail}; name it with --applied; "
-                "nothing appended",
-            )
-        fix_name, how = inferred[0], "inferred"
-    predicted = prediction.fix(fix_name)
-    assert predicted is not None
-    metric_a = prediction.metric
-    metric_b = metric_a
-    if fix_name == "raise-k" and predicted.new_k is not None:
-        metric_b = f"recall@{predicted.new_k}"
-    column_a, column_b = _column(items_a, metric_a), _column(items_b, metric_b)
-    if column_a is None or column_b is None:
-        missing = metric_a if column_a is None else metric_b
-        side = "A" if column_a is None else "B"
-        return outcome("not-measured", f"{side} has no {missing} for every query; nothing appended")
-    if comparison is not None and comparison.metric == metric_a == metric_b:
-        result = comparison
-    else:
-        settings: dict[str, Any] = {}
-        if comparison is not None:
-            settings = {
-                "resamples": comparison.resamples,
-                "seed": comparison.seed,
-                "confidence_level": comparison.confidence_level,
-                "alpha": comparison.alpha,
-                "power": comparison.power,
-            }
-        try:
-            result = compare_items(column_a, column_b, metric=metric_b, **settings)
-        except ValueError as exc:
-            return outcome("not-measured", f"cannot measure {fix_name}: {exc}; nothing appended")
     measurement = Measurement(
         created_at=created_at or _now(),
         prediction_id=prediction.id,
@@ -399,13 +322,13 @@ def record_measurement(
             stage=stage_a,
             items_hash=prediction.items_hash,
             config=None if config_a is None else dict(config_a),
-            metric=metric_a,
+            metric=prediction.metric,
             mean=result.mean_a,
         ),
         b=MeasuredSide(
             path=None if path_b is None else str(path_b),
             stage=stage_b,
-            items_hash=items_hash(column_b, metric_b) if metric_b == metric_a else None,
+            items_hash=items_hash(column_b, metric_b) if metric_b == prediction.metric else None,
             config=None if config_b is None else dict(config_b),
             metric=metric_b,
             mean=result.mean_b,
@@ -420,18 +343,132 @@ def record_measurement(
         predicted=predicted,
     )
     append_record_line(record_path, measurement)
-    expected = "—" if predicted.expected is None else f"{predicted.expected:+.3f}"
-    level = round(result.confidence_level * 100)
-    what = f"{how}"
-    if fix_name == "hybrid-fusion" and predicted.partner is not None:
-        what += f", fusing {stage_a or prediction.stage} with {predicted.partner}"
     return MeasurementOutcome(
         status="recorded",
-        message=(
-            f"{fix_name} ({what}): B measured {result.difference:+.3f} "
-            f"[{result.confidence_interval_low:+.3f}, {result.confidence_interval_high:+.3f}] "
-            f"({level}% interval) against {expected} predicted; appended to {record_path}"
-        ),
+        message=_recorded_message(measurement, prediction, stage_a, record_path),
         measurement=measurement,
         cautions=cautions,
+    )
+
+
+class _NotRecorded(Exception):  # noqa: N818  (control flow inside this module, never raised out)
+    """Why nothing is appended: the outcome's status and message."""
+
+    def __init__(self, status: Any, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def _named_fix(
+    matches: Sequence[Prediction],
+    applied: str,
+    stage_a: str | None,
+    config_b: Mapping[str, Any] | None,
+) -> tuple[Prediction, FixName, Literal["named", "inferred"]]:
+    candidates = [p for p in matches if p.fix(applied) is not None]
+    if not candidates:
+        raise _NotRecorded(
+            "not-predicted",
+            f"{applied} was not among the fixes predicted for A's stage {matches[0].stage!r}",
+        )
+    mismatches = [
+        _fusion_mismatch(p.fix(applied), stage_a or p.stage, config_b)
+        if applied == "hybrid-fusion"
+        else None
+        for p in candidates
+    ]
+    if all(m is not None for m in mismatches):
+        raise _NotRecorded(
+            "not-predicted", f"hybrid-fusion is not the predicted fix: {mismatches[0]}"
+        )
+    return candidates[mismatches.index(None)], cast(FixName, applied), "named"  # checked above
+
+
+def _inferred_fix(
+    prediction: Prediction,
+    stage_a: str | None,
+    config_a: Mapping[str, Any] | None,
+    config_b: Mapping[str, Any] | None,
+) -> tuple[Prediction, FixName, Literal["named", "inferred"]]:
+    if config_a is None or config_b is None:
+        raise _NotRecorded(
+            "undetermined",
+            "the items files record no stage configuration to infer the fix from; name it "
+            "with --applied",
+        )
+    fusion = prediction.fix("hybrid-fusion")
+    inferred = infer_applied_fix(
+        config_a,
+        config_b,
+        [f.name for f in prediction.fixes],
+        stage_a=stage_a,
+        partner=None if fusion is None else fusion.partner,
+    )
+    a, b = _flatten(config_a), _flatten(config_b)
+    fuses_a = stage_a is not None and _applies("hybrid-fusion", a, b, stage_a)
+    if not inferred and fusion is not None and stage_a is not None and fuses_a:
+        # B fuses A's stage, but not with the partner the prediction replayed
+        mismatch = _fusion_mismatch(fusion, stage_a, config_b)
+        if mismatch is not None:
+            raise _NotRecorded(
+                "not-predicted", f"hybrid-fusion is not the predicted fix: {mismatch}"
+            )
+    if len(inferred) != 1:
+        differing = sorted(key for key in set(a) | set(b) if a.get(key) != b.get(key))
+        where = ", ".join(differing) if differing else "nowhere"
+        detail = (
+            f"the configs differ at {where}, which no predicted fix's knobs explain"
+            if not inferred
+            else f"several fixes fit ({', '.join(inferred)})"
+        )
+        raise _NotRecorded(
+            "undetermined", f"cannot tell which fix B applied: {detail}; name it with --applied"
+        )
+    return prediction, inferred[0], "inferred"
+
+
+def _measured(
+    items_a: Rows,
+    items_b: Rows,
+    metric_a: str,
+    metric_b: str,
+    fix_name: str,
+    comparison: ItemComparison | None,
+) -> tuple[ItemComparison, dict[str, float]]:
+    """B − A on the prediction's metrics, reusing the caller's comparison when it fits."""
+    column_a, column_b = _column(items_a, metric_a), _column(items_b, metric_b)
+    if column_a is None or column_b is None:
+        missing = metric_a if column_a is None else metric_b
+        side = "A" if column_a is None else "B"
+        raise _NotRecorded("not-measured", f"{side} has no {missing} for every query")
+    if comparison is not None and comparison.metric == metric_a == metric_b:
+        return comparison, column_b
+    settings: dict[str, Any] = {}
+    if comparison is not None:
+        settings = {
+            "resamples": comparison.resamples,
+            "seed": comparison.seed,
+            "confidence_level": comparison.confidence_level,
+            "alpha": comparison.alpha,
+            "power": comparison.power,
+        }
+    try:
+        return compare_items(column_a, column_b, metric=metric_b, **settings), column_b
+    except ValueError as exc:
+        raise _NotRecorded("not-measured", f"cannot measure {fix_name}: {exc}") from None
+
+
+def _recorded_message(
+    measurement: Measurement, prediction: Prediction, stage_a: str | None, record_path: str | Path
+) -> str:
+    predicted = measurement.predicted
+    expected = "—" if predicted.expected is None else f"{predicted.expected:+.3f}"
+    level = round(measurement.confidence_level * 100)
+    what: str = measurement.how
+    if measurement.fix == "hybrid-fusion" and predicted.partner is not None:
+        what += f", fusing {stage_a or prediction.stage} with {predicted.partner}"
+    return (
+        f"{measurement.fix} ({what}): B measured {measurement.measured:+.3f} "
+        f"[{measurement.low:+.3f}, {measurement.high:+.3f}] "
+        f"({level}% interval) against {expected} predicted; appended to {record_path}"
     )
