@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from types import FrameType
@@ -142,10 +143,32 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise TerminatedSignal()
 
 
+_SIGNAL_OF = {TerminatedSignal: signal.SIGTERM, KeyboardInterrupt: signal.SIGINT}
+
+
+def _unraisable(args: Any, previous: Any = sys.__unraisablehook__) -> None:
+    """Deliver again a signal that arrived inside a weakref callback or a ``__del__``.
+
+    Python swallows an exception raised there ("Exception ignored in ..." and a traceback on
+    stderr), so a SIGTERM or Ctrl-C landing in one would be lost and the command would run
+    on. The signal is raised again from a short-lived thread once this hook has returned
+    (raised here, its handler would run inside the hook and be swallowed once more), and
+    Python runs the handler at the next instruction of the main code.
+    """
+    for kind, number in _SIGNAL_OF.items():
+        if isinstance(args.exc_value, kind):
+            again = threading.Timer(0.01, signal.raise_signal, (number,))
+            again.daemon = True
+            again.start()
+            return
+    previous(args)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of ``grk``."""
     # SIGTERM unwinds like Ctrl-C, so that temporaries are removed and the exit code says so.
     signal.signal(signal.SIGTERM, _on_sigterm)
+    sys.unraisablehook = _unraisable
     cli.main(args=list(sys.argv[1:] if argv is None else argv), prog_name="grk")
 
 
