@@ -84,6 +84,16 @@ class DuplicateFinder:
         self._frequency: npt.NDArray[np.uint8] | None = None
 
     def _build(self, keys: Sequence[tuple[int, int, int]]) -> None:
+        """Shingle sets of many spans, about ``_BATCH_CHARS`` characters of them at a time.
+
+        Batches keep the arrays small (memory, and speed: they stay in the processor's
+        caches); the order key table comes from the first batch.
+        """
+        sizes = np.fromiter((e - s for _, s, e in keys), np.int64, len(keys))
+        for first, last in _batches(sizes + 1, _BATCH_CHARS):
+            self._build_batch(keys[first:last])
+
+    def _build_batch(self, keys: Sequence[tuple[int, int, int]]) -> None:
         """Shingle sets of many spans at once (array operations over all their text)."""
         texts = self._texts
         pieces = [texts[d][s:e].casefold() for d, s, e in keys]
@@ -109,8 +119,10 @@ class DuplicateFinder:
         short = np.flatnonzero((counts > 0) & (counts < _WIDTH))
         if short.size:
             extra = [_short_text_id(ids[offsets[i] : offsets[i + 1]]) for i in short.tolist()]
-            shingles = np.concatenate([shingles, np.asarray(extra, dtype=np.uint64)])
-            owners = np.concatenate([owners, short])
+            # A short text has no other shingle: inserted in place, the owners stay ascending.
+            where = np.searchsorted(owners, short)
+            shingles = np.insert(shingles, where, np.asarray(extra, dtype=np.uint64))
+            owners = np.insert(owners, where, short)
         sets = _sorted_sets(shingles, owners, len(keys))
         # A hash of each span's word sequence (position-dependent word ids, summed), odd so
         # that 0 means "no words".
@@ -174,16 +186,19 @@ class DuplicateFinder:
         Returns:
             Per list, per hit, the 1-based rank of the hit it duplicates, or ``None``.
         """
-        index: dict[tuple[int, int, int], int] = {}
-        keys = zip(docs.tolist(), starts.tolist(), ends.tolist(), strict=True)
-        span_of_hit = np.fromiter(
-            (index.setdefault(key, len(index)) for key in keys), np.int64, docs.size
-        )
-        missing = [key for key in index if key not in self._cache]
+        # The distinct spans (sorted), and each hit's.
+        rows = np.stack([docs, starts, ends], axis=1).astype(np.int64)
+        order = np.lexsort((rows[:, 2], rows[:, 1], rows[:, 0]))
+        ordered = rows[order]
+        first = np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)] if order.size else order
+        span_of_hit = np.empty(order.size, dtype=np.int64)
+        span_of_hit[order] = np.cumsum(first) - 1
+        spans: list[tuple[int, int, int]] = list(map(tuple, ordered[first.astype(bool)].tolist()))
+        missing = [key for key in spans if key not in self._cache]
         if missing:
             self._build(missing)
-        entries = [self._cache[key] for key in index]
-        class_of_span, sets = self._classes(list(index), entries)
+        entries = [self._cache[key] for key in spans]
+        class_of_span, sets = self._classes(spans, entries)
         indptr, neighbours = _relation(sets)
         ranks = _earliest_related(
             class_of_span[span_of_hit], np.asarray(bounds, dtype=np.int64), indptr, neighbours
@@ -485,13 +500,15 @@ def _word_ids(pieces: Sequence[str]) -> tuple[U64Array, IntArray]:
 
 
 def _sorted_sets(shingles: U64Array, owners: IntArray, n_spans: int) -> list[U64Array]:
-    """Each span's shingle ids, ascending, without repetitions."""
+    """Each span's shingle ids, ascending, without repetitions (``owners`` ascending)."""
     sets: list[U64Array] = []
-    for first in range(0, n_spans, _SPANS_PER_SORT):
+    # Contiguous slices of up to 2**13 spans: each element is sorted once, whatever the count.
+    cuts = np.searchsorted(owners, np.arange(0, n_spans + _SPANS_PER_SORT, _SPANS_PER_SORT))
+    for group, first in enumerate(range(0, n_spans, _SPANS_PER_SORT)):
         last = min(n_spans, first + _SPANS_PER_SORT)
-        mine = (owners >= first) & (owners < last)
-        local = (owners[mine] - first).astype(np.uint64)
-        keys = np.sort((local << np.uint64(_ID_BITS)) | shingles[mine])
+        lo, hi = int(cuts[group]), int(cuts[group + 1])
+        local = (owners[lo:hi] - first).astype(np.uint64)
+        keys = np.sort((local << np.uint64(_ID_BITS)) | shingles[lo:hi])
         keys = keys[np.r_[True, keys[1:] != keys[:-1]][: keys.size]]
         counts = np.bincount((keys >> np.uint64(_ID_BITS)).astype(np.int64), minlength=last - first)
         sets.extend(np.split(keys & _ID_MASK, np.cumsum(counts)[:-1]))
