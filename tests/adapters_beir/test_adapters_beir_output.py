@@ -14,6 +14,7 @@ import pytest
 from groundkit.adapters.beir import BeirError, adapt_beir_dataset
 from groundkit.adapters.beir import _adapt as adapt_module
 from groundkit.adapters.beir import _output as output_module
+from groundkit.adapters.beir import _scan as scan_module
 from groundkit.judgments import IdMap, load_judgments, read_id_map
 
 Tree = Callable[[Path], Any]
@@ -278,9 +279,17 @@ def test_failed_write_is_rolled_back(
     assert calls >= 3
 
 
+@pytest.mark.parametrize("kept", [True, False], ids=["texts-kept", "streamed-again"])
 def test_corpus_changed_between_passes_is_rolled_back(
-    make_beir: Callable[..., Path], tmp_path: Path, tree: Tree
+    make_beir: Callable[..., Path],
+    tmp_path: Path,
+    tree: Tree,
+    monkeypatch: pytest.MonkeyPatch,
+    kept: bool,
 ) -> None:
+    # Both ways of pass 2: texts kept from pass 1 (the file hashed again), or read again.
+    if not kept:
+        monkeypatch.setattr(scan_module, "KEPT_CHARACTERS", 0)
     source = make_beir()
     out = tmp_path / "out"
 
@@ -313,3 +322,39 @@ def test_interrupt_during_write_is_rolled_back(
     with pytest.raises(KeyboardInterrupt):
         adapt_beir_dataset(make_beir(), out, progress=interrupt)
     assert tree(out) == before
+
+
+def test_kept_and_streamed_passes_write_the_same_files(
+    make_beir: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = make_beir()
+    kept = adapt_beir_dataset(source, tmp_path / "kept")
+    monkeypatch.setattr(scan_module, "KEPT_CHARACTERS", 0)
+    streamed = adapt_beir_dataset(source, tmp_path / "streamed")
+    assert kept.document_count == streamed.document_count > 0
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {
+            os.fspath(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()
+        }
+
+    assert files(tmp_path / "kept") == files(tmp_path / "streamed")
+
+
+def test_corpus_truncated_after_pass_one_is_refused(
+    make_beir: Callable[..., Path], tmp_path: Path, tree: Tree
+) -> None:
+    source = make_beir()
+    out = tmp_path / "out"
+
+    def truncate(done: int, total: int) -> None:
+        if done == 0:
+            data = (source / "corpus.jsonl").read_bytes()
+            (source / "corpus.jsonl").write_bytes(data[: len(data) // 2])
+
+    refuse(
+        tree,
+        [out],
+        "corpus file changed while it was being adapted",
+        lambda: adapt_beir_dataset(source, out, progress=truncate),
+    )

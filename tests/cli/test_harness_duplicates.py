@@ -146,3 +146,99 @@ def test_equal_hashes_of_different_texts_are_not_duplicates() -> None:
     for key, (_, shingles, prefix) in list(finder._cache.items()):
         finder._cache[key] = (7, shingles, prefix)
     assert finder.duplicate_of(codes, starts, ends) == [None, None, 1, 1]
+
+
+def _reference_lists(
+    corpus: list[str], lists: list[list[tuple[int, int, int]]]
+) -> list[list[int | None]]:
+    """The definition applied list by list to the hit texts (no hashing, no filtering)."""
+    return [_brute_force([corpus[d][s:e] for d, s, e in hits]) for hits in lists]
+
+
+many_words = st.sampled_from([f"t{i}" for i in range(40)]) | words
+
+
+def _near_copy_corpus(draw: st.DrawFn) -> list[str]:
+    # Long enough texts (up to 120 words) that a few edits land on both sides of the threshold.
+    texts = st.lists(many_words, min_size=0, max_size=120).map(" ".join)
+    base = draw(st.lists(texts, min_size=1, max_size=4))
+    corpus = list(base)
+    for text in base:
+        parts = text.split()
+        for _ in range(draw(st.integers(0, 2))):
+            edited = list(parts)
+            for _ in range(draw(st.integers(0, 3))):
+                if edited:
+                    edited[draw(st.integers(0, len(edited) - 1))] = draw(many_words)
+            corpus.append(draw(st.sampled_from([" ", "  ", "\n"])).join(edited))
+    return corpus
+
+
+@st.composite
+def _runs_of_lists(draw: st.DrawFn) -> tuple[list[str], list[list[tuple[int, int, int]]]]:
+    corpus = _near_copy_corpus(draw)
+    # Spans: whole texts, cut anywhere (inside words too), empty, repeated in and across lists.
+    spans = [(d, 0, len(t)) for d, t in enumerate(corpus)]
+    for _ in range(draw(st.integers(0, 12))):
+        d = draw(st.integers(0, len(corpus) - 1))
+        start = draw(st.integers(0, len(corpus[d])))
+        spans.append((d, start, draw(st.integers(start, len(corpus[d])))))
+    lists = draw(st.lists(st.lists(st.sampled_from(spans), max_size=14), min_size=1, max_size=8))
+    return corpus, lists
+
+
+@settings(max_examples=150, deadline=None)
+@given(_runs_of_lists(), st.booleans())
+def test_whole_runs_match_a_reference_implementation(
+    case: tuple[list[str], list[list[tuple[int, int, int]]]], small_batches: bool
+) -> None:
+    import groundkit.harness._duplicates as module
+
+    corpus, lists = case
+    flat = [hit for hits in lists for hit in hits]
+    docs, starts, ends = (np.asarray([h[i] for h in flat], dtype=np.int64) for i in range(3))
+    bounds = np.cumsum([0, *map(len, lists)]).astype(np.int64)
+    with pytest.MonkeyPatch.context() as patch:
+        if small_batches:
+            # Every batching and grouping path: lookups, sort groups, sketch buckets.
+            patch.setattr(module, "_BATCH_SLOTS", 7)
+            patch.setattr(module, "_SPANS_PER_SORT", 2)
+            patch.setattr(module, "_BUCKETS", 4)
+        result = DuplicateFinder(corpus).duplicates_in_lists(docs, starts, ends, bounds)
+    assert result == _reference_lists(corpus, lists)
+
+
+def test_copies_across_versions_are_marked_in_every_list() -> None:
+    # Five versions of one text, one word changed in each: every pair is a near copy (192 of
+    # 204 shingles shared); a text with two more words changed is a near copy of its source but
+    # not of the other versions (186 of 210).
+    base = [f"term{i}" for i in range(200)]
+    corpus = []
+    for version in range(5):
+        edited = list(base)
+        edited[10 + 30 * version] = f"edit{version}"
+        corpus.append(" ".join(edited))
+    corpus.append(corpus[0].replace("term50 ", "x ").replace("term80 ", "y "))
+    order = ([0, 1, 2], [4, 3], [2, 2, 0], [5, 0, 1])
+    lists = [[(v, 0, len(corpus[v])) for v in versions] for versions in order]
+    flat = [hit for hits in lists for hit in hits]
+    docs, starts, ends = (np.asarray([h[i] for h in flat], dtype=np.int64) for i in range(3))
+    bounds = np.cumsum([0, *map(len, lists)]).astype(np.int64)
+    result = DuplicateFinder(corpus).duplicates_in_lists(docs, starts, ends, bounds)
+    assert result == [[None, 1, 1], [None, 1], [None, 1, 1], [None, 1, 2]]
+    assert result == _reference_lists(corpus, lists)
+
+
+def test_exactly_at_the_threshold() -> None:
+    # 21 words (19 shingles); the last word changed: 18 shared of 20, Jaccard exactly 0.9;
+    # the last two changed: 17 of 21.
+    text = " ".join(f"n{i}" for i in range(21))
+    at = text.replace("n20", "other")
+    below = text.replace("n19 n20", "other words")
+    corpus = [text, below, at]
+    lists = [[(0, 0, len(text)), (1, 0, len(below)), (2, 0, len(at))]]
+    flat = lists[0]
+    docs, starts, ends = (np.asarray([h[i] for h in flat], dtype=np.int64) for i in range(3))
+    bounds = np.asarray([0, 3], dtype=np.int64)
+    result = DuplicateFinder(corpus).duplicates_in_lists(docs, starts, ends, bounds)
+    assert result == [[None, None, 1]] == _reference_lists(corpus, lists)

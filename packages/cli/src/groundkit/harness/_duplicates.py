@@ -13,9 +13,13 @@ of its code points (with its length); a shingle's id mixes the ids of its three 
 exact; two different shingles sharing an id is possible in principle and vanishingly rare in
 practice (it can only add one shared shingle to a Jaccard similarity).
 
-Whole runs are handled at once (:meth:`DuplicateFinder.duplicates_in_lists`): one sort over
-all the lists finds those where two hits share a text hash or an element of their prefix
-filters, and only those lists are then examined pair by pair.
+Whole runs are handled at once (:meth:`DuplicateFinder.duplicates_in_lists`), and each
+signature is computed once per distinct span (a chunk retrieved by 200 queries is shingled
+once, and cached for the next stage). The spans of a run are grouped into classes of equal
+normalised text, the pairs of classes with Jaccard >= 0.9 are found once for the whole run
+(prefix filtering, a sketch bound, then exact counts), and each hit then looks up the first
+hit of each class related to its own in its list: the work grows with the distinct spans and
+the hits, not with pairs of hits in each list.
 """
 
 from __future__ import annotations
@@ -48,8 +52,10 @@ _SKETCH_BITS = 20
 _SKETCH_MASK = np.uint64((1 << _SKETCH_BITS) - 1)
 # Spans are hashed in batches of about this many code points (bounds the temporary arrays).
 _BATCH_CHARS = 1 << 22
-# Above this many candidate pairs, counting all shared elements at once beats pair by pair.
-_PAIRWISE_LIMIT = 24
+# Candidate pairs and related hits are looked up in batches of about this many (memory bound).
+_BATCH_SLOTS = 1 << 22
+# Buckets of the sketches that rule out most candidate pairs before they are counted exactly.
+_BUCKETS = 512
 
 # The whitespace of str.split() (str.isspace) besides the ASCII characters 9-13 and 28-32; a
 # test checks this list against every code point.
@@ -60,6 +66,7 @@ _OTHER_WHITESPACE = np.array(
 
 U64Array = npt.NDArray[np.uint64]
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 
 class DuplicateFinder:
@@ -77,6 +84,16 @@ class DuplicateFinder:
         self._frequency: npt.NDArray[np.uint8] | None = None
 
     def _build(self, keys: Sequence[tuple[int, int, int]]) -> None:
+        """Shingle sets of many spans, about ``_BATCH_CHARS`` characters of them at a time.
+
+        Batches keep the arrays small (memory, and speed: they stay in the processor's
+        caches); the order key table comes from the first batch.
+        """
+        sizes = np.fromiter((e - s for _, s, e in keys), np.int64, len(keys))
+        for first, last in _batches(sizes + 1, _BATCH_CHARS):
+            self._build_batch(keys[first:last])
+
+    def _build_batch(self, keys: Sequence[tuple[int, int, int]]) -> None:
         """Shingle sets of many spans at once (array operations over all their text)."""
         texts = self._texts
         pieces = [texts[d][s:e].casefold() for d, s, e in keys]
@@ -102,8 +119,10 @@ class DuplicateFinder:
         short = np.flatnonzero((counts > 0) & (counts < _WIDTH))
         if short.size:
             extra = [_short_text_id(ids[offsets[i] : offsets[i + 1]]) for i in short.tolist()]
-            shingles = np.concatenate([shingles, np.asarray(extra, dtype=np.uint64)])
-            owners = np.concatenate([owners, short])
+            # A short text has no other shingle: inserted in place, the owners stay ascending.
+            where = np.searchsorted(owners, short)
+            shingles = np.insert(shingles, where, np.asarray(extra, dtype=np.uint64))
+            owners = np.insert(owners, where, short)
         sets = _sorted_sets(shingles, owners, len(keys))
         # A hash of each span's word sequence (position-dependent word ids, summed), odd so
         # that 0 means "no words".
@@ -119,10 +138,6 @@ class DuplicateFinder:
             keys, text_hashes.tolist(), sets, _prefix_lengths(sizes).tolist(), strict=True
         ):
             cache[key] = (text_hash, shingle_set, shingle_set[:length])
-
-    def _words(self, key: tuple[int, int, int]) -> list[str]:
-        doc, start, end = key
-        return self._texts[doc][start:end].casefold().split()
 
     def prefetch(
         self,
@@ -171,47 +186,69 @@ class DuplicateFinder:
         Returns:
             Per list, per hit, the 1-based rank of the hit it duplicates, or ``None``.
         """
-        keys = list(zip(docs.tolist(), starts.tolist(), ends.tolist(), strict=True))
-        missing = list(dict.fromkeys(k for k in keys if k not in self._cache))
+        # The distinct spans (sorted), and each hit's.
+        rows = np.stack([docs, starts, ends], axis=1).astype(np.int64)
+        order = np.lexsort((rows[:, 2], rows[:, 1], rows[:, 0]))
+        ordered = rows[order]
+        first = np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)] if order.size else order
+        span_of_hit = np.empty(order.size, dtype=np.int64)
+        span_of_hit[order] = np.cumsum(first) - 1
+        spans: list[tuple[int, int, int]] = list(map(tuple, ordered[first.astype(bool)].tolist()))
+        missing = [key for key in spans if key not in self._cache]
         if missing:
             self._build(missing)
-        entries = [self._cache[k] for k in keys]
+        entries = [self._cache[key] for key in spans]
+        class_of_span, sets = self._classes(spans, entries)
+        indptr, neighbours = _relation(sets)
+        ranks = _earliest_related(
+            class_of_span[span_of_hit], np.asarray(bounds, dtype=np.int64), indptr, neighbours
+        ).tolist()
         edges = bounds.tolist()
-        results: list[list[int | None]] = [[None] * (b - a) for a, b in itertools.pairwise(edges)]
-        # Only lists where two hits share their text hash or an element of their prefixes can
-        # hold a duplicate (prefix filtering, see _similar_pairs): find them for all lists at
-        # once, then look at those alone.
-        for number in _lists_to_check(entries, np.asarray(bounds, dtype=np.int64)):
-            first, last = edges[number], edges[number + 1]
-            results[number] = self._list_duplicates(keys[first:last], entries[first:last])
-        return results
+        return [[rank or None for rank in ranks[a:b]] for a, b in itertools.pairwise(edges)]
 
-    def _list_duplicates(
+    def _classes(
         self,
         keys: Sequence[tuple[int, int, int]],
         entries: Sequence[tuple[int, U64Array, U64Array]],
-    ) -> list[int | None]:
-        result: list[int | None] = [None] * len(keys)
-        # Hits with equal text hashes, confirmed on their words.
-        groups: dict[int, list[int]] = {}
-        for index, (text_hash, _, _) in enumerate(entries):
-            if not text_hash:
+    ) -> tuple[IntArray, list[U64Array]]:
+        """One class per distinct normalised text: each span's class, each class's shingle set.
+
+        Spans of equal text hashes are compared on their words, so a class is exactly one
+        normalised text (all the spans without words share a class with an empty set).
+        """
+        hashes = np.fromiter((e[0] for e in entries), np.uint64, len(entries))
+        order = np.argsort(hashes, kind="stable")
+        ordered = hashes[order]
+        first_of_run = np.r_[True, ordered[1:] != ordered[:-1]] if ordered.size else ordered
+        run = np.cumsum(first_of_run) - 1
+        labels = run.copy()
+        leaders = order[np.flatnonzero(first_of_run)].tolist()
+        # Spans sharing a text hash with an earlier one (copies, or in principle a collision).
+        others: dict[int, list[tuple[int, int]]] = {}
+        for position in np.flatnonzero(~first_of_run).tolist():
+            span, group = int(order[position]), int(run[position])
+            leader = leaders[group]
+            if entries[leader][0] == 0 or self._same_words(keys[leader], keys[span]):
                 continue
-            earlier = groups.setdefault(text_hash, [])
-            for first in earlier:
-                if keys[first] == keys[index] or self._words(keys[first]) == self._words(
-                    keys[index]
-                ):
-                    result[index] = first + 1
+            for other, label in others.setdefault(group, []):
+                if self._same_words(keys[other], keys[span]):
+                    labels[position] = label
                     break
             else:
-                earlier.append(index)
-        similar = _similar_pairs([e[1] for e in entries])
-        for second in np.flatnonzero(similar.any(axis=1)).tolist():
-            first = int(np.argmax(similar[second])) + 1
-            current = result[second]
-            result[second] = first if current is None else min(current, first)
-        return result
+                labels[position] = len(leaders)
+                others[group].append((span, len(leaders)))
+                leaders.append(span)
+        class_of_span = np.empty(len(entries), dtype=np.int64)
+        class_of_span[order] = labels
+        return class_of_span, [entries[span][1] for span in leaders]
+
+    def _same_words(self, first: tuple[int, int, int], second: tuple[int, int, int]) -> bool:
+        if first == second:
+            return True
+        doc, start, end = first
+        words = self._texts[doc][start:end].casefold().split()
+        doc, start, end = second
+        return words == self._texts[doc][start:end].casefold().split()
 
 
 def _prefix_lengths(sizes: IntArray) -> IntArray:
@@ -220,73 +257,136 @@ def _prefix_lengths(sizes: IntArray) -> IntArray:
     return np.minimum(lengths, sizes)
 
 
-def _lists_to_check(
-    entries: Sequence[tuple[int, U64Array, U64Array]], bounds: IntArray
-) -> list[int]:
-    """Lists in which two hits share a nonzero text hash or an element of their prefixes."""
-    n_lists = bounds.size - 1
-    counts = np.diff(bounds)
-    list_of_hit = np.repeat(np.arange(n_lists, dtype=np.int64), counts)
-    text_hashes = np.fromiter((e[0] for e in entries), np.uint64, len(entries))
-    prefixes = [e[2] for e in entries]
-    lengths = np.fromiter(map(len, prefixes), np.int64, len(prefixes))
-    elements = np.concatenate(prefixes) if lengths.sum() else np.zeros(0, np.uint64)
-    flagged: set[int] = set()
-    # (list << 51 | value): equal keys are equal values in one list; 2**13 lists at a time.
-    for first in range(0, n_lists, _SPANS_PER_SORT):
-        last = min(n_lists, first + _SPANS_PER_SORT)
-        hits = slice(int(bounds[first]), int(bounds[last]))
-        local = (list_of_hit[hits] - first).astype(np.uint64) << np.uint64(_ID_BITS)
-        texts = text_hashes[hits]
-        named = texts != 0
-        # Text hashes cut to 51 bits: a clash only costs a closer look.
-        text_keys = local[named] | (texts[named] >> np.uint64(64 - _ID_BITS))
-        element_from = int(lengths[: hits.start].sum())
-        element_to = element_from + int(lengths[hits].sum())
-        element_keys = np.repeat(local, lengths[hits]) | elements[element_from:element_to]
-        for keyed in (text_keys, element_keys):
-            ordered = np.sort(keyed)
-            repeated = ordered[1:][ordered[1:] == ordered[:-1]]
-            flagged.update((first + (repeated >> np.uint64(_ID_BITS)).astype(np.int64)).tolist())
-    return sorted(flagged)
+def _relation(sets: Sequence[U64Array]) -> tuple[IntArray, IntArray]:
+    """Classes related to each class, as adjacency lists ``neighbours[indptr[c]:indptr[c + 1]]``.
 
-
-def _similar_pairs(sets: Sequence[U64Array]) -> npt.NDArray[np.bool_]:
-    """``similar[j, i]`` (``i < j``): Jaccard of sets ``i`` and ``j`` >= the threshold.
-
-    Prefix filtering finds the candidate pairs: every set is sorted in one global order (rarest
-    words first), and two sets with Jaccard ``>= t`` share an element among the first
-    ``|A| - ceil(t |A|) + 1`` elements of each; their sizes also differ by less than the factor
-    ``t``. Candidates are then checked exactly.
+    A class with words is related to itself and to every class whose shingle set has a
+    Jaccard similarity of at least the threshold with its own. Prefix filtering finds the
+    candidate pairs: every set is sorted in one global order (rarest shingles first), and two
+    sets with Jaccard ``>= t`` share an element among the first ``|A| - ceil(t |A|) + 1``
+    elements of each; their sizes also differ by less than the factor ``t``. Candidates are
+    then checked exactly.
     """
     n = len(sets)
-    similar = np.zeros((n, n), dtype=np.bool_)
-    sizes = np.fromiter((x.size for x in sets), np.int64, n)
-    lengths = _prefix_lengths(sizes)
-    candidates = _sharing_pairs([x[:k] for x, k in zip(sets, lengths.tolist(), strict=True)])
-    if candidates.size == 0:
-        return similar
-    small = np.minimum(sizes[candidates[:, 0]], sizes[candidates[:, 1]])
-    large = np.maximum(sizes[candidates[:, 0]], sizes[candidates[:, 1]])
-    candidates = candidates[small >= JACCARD_THRESHOLD * large]
-    if candidates.size == 0:
-        return similar
-    if len(candidates) > _PAIRWISE_LIMIT:
-        counts = _sharing_counts(sets)
-        shared = counts[candidates[:, 0], candidates[:, 1]]
-    else:
-        shared = np.fromiter(
-            (
-                np.intersect1d(sets[j], sets[i], assume_unique=True).size
-                for j, i in candidates.tolist()
-            ),
-            np.int64,
-            len(candidates),
-        )
+    sizes = np.fromiter(map(len, sets), np.int64, n)
+    lengths = _prefix_lengths(sizes).tolist()
+    candidates = _sharing_pairs([x[:k] for x, k in zip(sets, lengths, strict=True)])
+    later, earlier = sizes[candidates[:, 0]], sizes[candidates[:, 1]]
+    candidates = candidates[
+        np.minimum(later, earlier) >= JACCARD_THRESHOLD * np.maximum(later, earlier)
+    ]
+    candidates = candidates[_may_be_similar(sets, sizes, candidates)]
+    shared = _shared_counts(sets, sizes, candidates)
     union = sizes[candidates[:, 0]] + sizes[candidates[:, 1]] - shared
-    ok = shared >= JACCARD_THRESHOLD * union
-    similar[candidates[ok, 0], candidates[ok, 1]] = True
-    return similar
+    pairs = candidates[shared >= JACCARD_THRESHOLD * union]
+    with_words = np.flatnonzero(sizes > 0)
+    source = np.concatenate([pairs[:, 0], pairs[:, 1], with_words])
+    target = np.concatenate([pairs[:, 1], pairs[:, 0], with_words])
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(source, minlength=n), out=indptr[1:])
+    return indptr, target[np.argsort(source, kind="stable")]
+
+
+def _expand(counts: IntArray, starts: IntArray) -> tuple[IntArray, IntArray]:
+    """For items with ``counts[i]`` slots from ``starts[i]``: each slot's item and index."""
+    items = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    begin = np.zeros(counts.size, dtype=np.int64)
+    np.cumsum(counts[:-1], out=begin[1:])
+    slots = np.arange(items.size, dtype=np.int64) - begin[items] + starts[items]
+    return items, slots
+
+
+def _batches(weights: IntArray, limit: int) -> list[tuple[int, int]]:
+    """Consecutive ranges of items whose weights sum to about ``limit`` (at least one item)."""
+    total = np.cumsum(weights)
+    cuts = np.searchsorted(total, np.arange(limit, int(total[-1]) if total.size else 0, limit))
+    edges = [0, *np.unique(cuts[cuts > 0]).tolist(), weights.size]
+    return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
+
+
+def _may_be_similar(sets: Sequence[U64Array], sizes: IntArray, pairs: IntArray) -> BoolArray:
+    """Pairs whose sketches allow a Jaccard similarity of at least the threshold.
+
+    A sketch counts a set's elements in each of ``2**_BUCKET_BITS`` buckets of their low bits;
+    the sum over buckets of the smaller count bounds the shared elements from above, so a pair
+    failing the threshold at that bound cannot pass it (the test is monotone in the count).
+    """
+    keep = np.ones(len(pairs), dtype=np.bool_)
+    if not pairs.size:
+        return keep
+    involved, local = np.unique(pairs, return_inverse=True)
+    local = local.reshape(pairs.shape)
+    flat = np.concatenate([sets[i] for i in involved.tolist()])
+    owner = np.repeat(np.arange(involved.size, dtype=np.int64), sizes[involved])
+    buckets = (flat & np.uint64(_BUCKETS - 1)).astype(np.int64)
+    dtype = np.uint16 if int(sizes.max()) < 1 << 16 else np.int64
+    counts = np.bincount(owner * _BUCKETS + buckets, minlength=involved.size * _BUCKETS)
+    sketch = counts.astype(dtype).reshape(involved.size, _BUCKETS)
+    for a, b in _batches(np.full(len(pairs), _BUCKETS, dtype=np.int64), _BATCH_SLOTS):
+        bound = np.minimum(sketch[local[a:b, 0]], sketch[local[a:b, 1]]).sum(axis=1, dtype=np.int64)
+        union = sizes[pairs[a:b, 0]] + sizes[pairs[a:b, 1]] - bound
+        keep[a:b] = bound >= JACCARD_THRESHOLD * union
+    return keep
+
+
+def _shared_counts(sets: Sequence[U64Array], sizes: IntArray, pairs: IntArray) -> IntArray:
+    """How many elements the two sets of each pair share (the smaller looked up in the larger)."""
+    shared = np.zeros(len(pairs), dtype=np.int64)
+    if not pairs.size:
+        return shared
+    flat = np.concatenate(list(sets))
+    offsets = np.zeros(len(sets) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    swap = sizes[pairs[:, 0]] > sizes[pairs[:, 1]]
+    small = np.where(swap, pairs[:, 1], pairs[:, 0])
+    large = np.where(swap, pairs[:, 0], pairs[:, 1])
+    order = np.argsort(large, kind="stable")
+    small, large = small[order], large[order]
+    owners, owner_start = np.unique(large, return_index=True)
+    owner_start = np.r_[owner_start, large.size]
+    # (local owner << 51 | id) keys of up to 2**13 larger sets at a time: sorted as they come.
+    for group in range(0, owners.size, _SPANS_PER_SORT):
+        mine = owners[group : group + _SPANS_PER_SORT]
+        local, slots = _expand(sizes[mine], offsets[mine])
+        keys = (local.astype(np.uint64) << np.uint64(_ID_BITS)) | flat[slots]
+        first, last = int(owner_start[group]), int(owner_start[group + mine.size])
+        local_of_pair = np.searchsorted(mine, large[first:last]).astype(np.uint64)
+        for a, b in _batches(sizes[small[first:last]], _BATCH_SLOTS):
+            rows, slots = _expand(
+                sizes[small[first + a : first + b]], offsets[small[first + a : first + b]]
+            )
+            probe = (local_of_pair[a:b][rows] << np.uint64(_ID_BITS)) | flat[slots]
+            at = np.minimum(np.searchsorted(keys, probe), keys.size - 1)
+            found = (keys[at] == probe).astype(np.int64)
+            shared[order[first + a : first + b]] = np.bincount(rows, weights=found, minlength=b - a)
+    return shared
+
+
+def _earliest_related(
+    classes: IntArray, bounds: IntArray, indptr: IntArray, neighbours: IntArray
+) -> IntArray:
+    """Per hit, the 1-based rank of the earliest earlier hit of a related class, else 0."""
+    n_hits, n_classes = classes.size, indptr.size - 1
+    result = np.zeros(n_hits, dtype=np.int64)
+    if not n_hits:
+        return result
+    list_of = np.repeat(np.arange(bounds.size - 1, dtype=np.int64), np.diff(bounds))
+    # The first hit of each class in each list: the only one an earlier hit can be.
+    occurrences, first_hit = np.unique(list_of * n_classes + classes, return_index=True)
+    degrees = indptr[classes + 1] - indptr[classes]
+    for first, last in _batches(degrees, _BATCH_SLOTS):
+        rows, slots = _expand(degrees[first:last], indptr[classes[first:last]])
+        rows += first
+        probe = list_of[rows] * n_classes + neighbours[slots]
+        at = np.minimum(np.searchsorted(occurrences, probe), occurrences.size - 1)
+        earlier = first_hit[at]
+        ok = (occurrences[at] == probe) & (earlier < rows)
+        best = np.full(last - first, n_hits, dtype=np.int64)
+        np.minimum.at(best, rows[ok] - first, earlier[ok])
+        found = best < n_hits
+        hits = np.flatnonzero(found) + first
+        result[hits] = best[found] - bounds[list_of[hits]] + 1
+    return result
 
 
 def _runs(
@@ -320,18 +420,10 @@ def _pairs_in_runs(
 
 def _sharing_pairs(sets: Sequence[U64Array]) -> npt.NDArray[np.int64]:
     """Distinct ``(later, earlier)`` pairs of sets sharing at least one element."""
-    pairs = _pairs_in_runs(*_runs(sets))
-    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
-    return np.unique(pairs, axis=0) if pairs.size else pairs
-
-
-def _sharing_counts(sets: Sequence[U64Array]) -> npt.NDArray[np.int64]:
-    """``counts[j, i]``: elements shared by sets ``j`` and ``i``."""
     n = len(sets)
-    counts = np.zeros((n, n), dtype=np.int64)
     pairs = _pairs_in_runs(*_runs(sets))
-    np.add.at(counts, (pairs[:, 0], pairs[:, 1]), 1)
-    return counts
+    codes = np.unique(pairs[:, 0] * n + pairs[:, 1])
+    return np.stack([codes // n, codes % n], axis=1)
 
 
 def _finalize(x: U64Array) -> U64Array:
@@ -408,13 +500,15 @@ def _word_ids(pieces: Sequence[str]) -> tuple[U64Array, IntArray]:
 
 
 def _sorted_sets(shingles: U64Array, owners: IntArray, n_spans: int) -> list[U64Array]:
-    """Each span's shingle ids, ascending, without repetitions."""
+    """Each span's shingle ids, ascending, without repetitions (``owners`` ascending)."""
     sets: list[U64Array] = []
-    for first in range(0, n_spans, _SPANS_PER_SORT):
+    # Contiguous slices of up to 2**13 spans: each element is sorted once, whatever the count.
+    cuts = np.searchsorted(owners, np.arange(0, n_spans + _SPANS_PER_SORT, _SPANS_PER_SORT))
+    for group, first in enumerate(range(0, n_spans, _SPANS_PER_SORT)):
         last = min(n_spans, first + _SPANS_PER_SORT)
-        mine = (owners >= first) & (owners < last)
-        local = (owners[mine] - first).astype(np.uint64)
-        keys = np.sort((local << np.uint64(_ID_BITS)) | shingles[mine])
+        lo, hi = int(cuts[group]), int(cuts[group + 1])
+        local = (owners[lo:hi] - first).astype(np.uint64)
+        keys = np.sort((local << np.uint64(_ID_BITS)) | shingles[lo:hi])
         keys = keys[np.r_[True, keys[1:] != keys[:-1]][: keys.size]]
         counts = np.bincount((keys >> np.uint64(_ID_BITS)).astype(np.int64), minlength=last - first)
         sets.extend(np.split(keys & _ID_MASK, np.cumsum(counts)[:-1]))

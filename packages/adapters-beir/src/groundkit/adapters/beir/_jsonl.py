@@ -9,6 +9,7 @@ the file.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,7 +19,9 @@ from groundkit.adapters.beir._errors import BeirError
 from groundkit.adapters.beir._problems import ProblemLog
 from groundkit.judgments import JudgmentError, parse_jsonl_line
 
-__all__ = ["find_jsonl", "iter_json_objects"]
+__all__ = ["file_digest", "find_jsonl", "iter_json_objects"]
+
+_BLOCK = 1 << 20
 
 
 def find_jsonl(source_dir: Path, stem: str) -> Path:
@@ -113,3 +116,19 @@ def iter_json_objects(
                 continue
             if value is not None:
                 yield number, value
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of the file's (decompressed) bytes: the digest of every line ``on_bytes`` sees.
+
+    Raises:
+        BeirError: The file cannot be read (to the end) any more.
+    """
+    digest = hashlib.sha256()
+    try:
+        with _open(path) as handle:
+            while block := handle.read(_BLOCK):
+                digest.update(block)
+    except (OSError, EOFError, zlib.error) as error:
+        raise BeirError(f"cannot read (corrupt or truncated file?): {error}", path=path) from None
+    return digest.hexdigest()

@@ -226,9 +226,11 @@ def check_targets(layout: OutputLayout, file_names: Iterable[str]) -> None:
     _within(root, corpus_dir)
     _within(root, layout.judgments_path.absolute())
     _within(root, layout.id_map_path.absolute())
+    # String operations (what pathlib does, without building two objects per document).
+    folder = os.fspath(corpus_dir)
     for name in file_names:
-        joined = Path(os.path.normpath(corpus_dir / name))
-        if joined.parent != corpus_dir or joined.name != name:
+        joined = os.path.normpath(os.path.join(folder, name))  # noqa: PTH118
+        if os.path.dirname(joined) != folder or os.path.basename(joined) != name:  # noqa: PTH119,PTH120
             _within(corpus_dir, corpus_dir / name)  # names where it lands, when outside
             raise BeirError(
                 f"document file name {name!r} does not resolve to a file directly in the "
@@ -237,10 +239,10 @@ def check_targets(layout: OutputLayout, file_names: Iterable[str]) -> None:
             )
 
 
-def _write_file(path: Path, data: bytes) -> None:
+def _write_file(path: str | Path, data: bytes) -> None:
     """A plain write into the temporary tree (made durable once, when the set is committed)."""
     try:
-        with path.open("xb") as handle:
+        with open(path, "xb") as handle:  # noqa: PTH123
             handle.write(data)
     except OSError as error:
         raise BeirError(f"cannot write file: {error.strerror or error}", path=path) from None
@@ -267,10 +269,12 @@ def _write_corpus(
         if progress is not None and (done % step == 0 or done == total):
             progress(done, total)
 
+    where = os.fspath(folder)
     with ThreadPoolExecutor(_WRITER_THREADS, thread_name_prefix="beir-write") as pool:
         try:
             for name, text in documents:
-                pending.append(pool.submit(_write_file, folder / name, text.encode("utf-8")))
+                target = os.path.join(where, name)  # noqa: PTH118
+                pending.append(pool.submit(_write_file, target, text.encode("utf-8")))
                 if len(pending) >= _MAX_IN_FLIGHT:
                     settle_oldest()
             while pending:

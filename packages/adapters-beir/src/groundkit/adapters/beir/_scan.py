@@ -3,7 +3,9 @@
 Every problem goes into the :class:`~groundkit.adapters.beir._problems.ProblemLog` and reading
 goes on, so one run reports all of them. What is kept: each document id with its line number
 (the documents to write), the adapted text of the documents a positive qrels row names (the
-gold quotes), the empty documents, and a SHA-256 digest of the corpus bytes.
+gold quotes), the empty documents, and a SHA-256 digest of the corpus bytes. The texts of all
+the documents are kept too while they add up to at most ``KEPT_CHARACTERS``, so that the write
+needs no second parse, only a second digest (a larger corpus is read again, streamed).
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundkit.adapters.beir._errors import BeirError
-from groundkit.adapters.beir._jsonl import iter_json_objects
+from groundkit.adapters.beir._jsonl import file_digest, iter_json_objects
 from groundkit.adapters.beir._problems import ProblemLog
 from groundkit.adapters.beir._qrels import QrelsRow
 from groundkit.adapters.beir._records import RecordError, parse_document, parse_query
 
 __all__ = [
+    "KEPT_CHARACTERS",
     "CorpusScan",
     "QrelsCheck",
     "QueryScan",
@@ -31,6 +34,10 @@ __all__ = [
     "scan_corpus",
     "scan_queries",
 ]
+
+
+KEPT_CHARACTERS = 1 << 25
+"""Corpora up to this many characters are held in memory between the passes (32 Mi)."""
 
 
 def numeric_key(identifier: str) -> str | None:
@@ -47,6 +54,8 @@ class CorpusScan:
     lines: dict[str, int] = field(default_factory=dict)  # id -> line of the documents to write
     gold_texts: dict[str, str] = field(default_factory=dict)  # only documents with positives
     empty: dict[str, int] = field(default_factory=dict)  # empty documents (id -> line)
+    # Every document to write, id -> text (in file order); None once the corpus is too large.
+    texts: dict[str, str] | None = field(default_factory=dict)
     total_characters: int = 0
     digest: str = ""
 
@@ -141,6 +150,11 @@ def scan_corpus(
             continue
         scan.lines[record.doc_id] = line
         scan.total_characters += len(record.text)
+        if scan.texts is not None:
+            if scan.total_characters > KEPT_CHARACTERS:
+                scan.texts = None
+            else:
+                scan.texts[record.doc_id] = record.text
         if _needed(record.doc_id, needed, keys):
             scan.gold_texts[record.doc_id] = record.text
     if not scan.lines and problems.total == 0:
@@ -241,7 +255,18 @@ def check_qrels(
 def documents_again(
     path: Path, corpus: CorpusScan, doc_map: dict[str, str], suffix: str
 ) -> Iterator[tuple[str, str]]:
-    """Pass 2: stream ``(file name, text)``, checking the file is the one pass 1 read."""
+    """Pass 2: stream ``(file name, text)``, checking the file is the one pass 1 read.
+
+    The texts pass 1 kept are given as they are, then the file is hashed again; otherwise it is
+    read and parsed again, line by line. Either way a file that changed in between is refused
+    once the last document is given (before anything is renamed into place).
+    """
+    if corpus.texts is not None:
+        for doc_id, text in corpus.texts.items():
+            yield doc_map.get(doc_id, doc_id) + suffix, text
+        if file_digest(path) != corpus.digest:
+            raise BeirError("the corpus file changed while it was being adapted", path=path)
+        return
     digest = hashlib.sha256()
     count = 0
     for line, data in iter_json_objects(path, digest.update):
