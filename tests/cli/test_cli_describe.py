@@ -24,6 +24,7 @@ COMMANDS = {
     ("eval", "report"): ["report"],
     ("eval", "diagnose"): ["report"],
     ("eval", "export"): ["report"],
+    ("eval", "adjudicate"): ["report"],
     ("evalset", "assess"): ["judgments file"],
     ("evalset", "filter"): ["judgments file"],
     ("evalset", "classify"): ["judgments file"],

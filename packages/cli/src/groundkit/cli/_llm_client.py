@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -18,7 +19,13 @@ from typing import Any
 
 from groundkit.cli._errors import InputError, StageFailedError
 
-__all__ = ["ChatClient", "ModelEndpointError", "client_from_options"]
+__all__ = [
+    "ChatClient",
+    "EndpointTimeoutError",
+    "EndpointUnreachableError",
+    "ModelEndpointError",
+    "client_from_options",
+]
 
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _SHOWN_BODY = 200
@@ -26,6 +33,14 @@ _SHOWN_BODY = 200
 
 class ModelEndpointError(StageFailedError):
     """The model endpoint could not be reached or answered with an error (exit code 1)."""
+
+
+class EndpointUnreachableError(ModelEndpointError):
+    """Nothing answered at the endpoint (refused, no such host), after the retries."""
+
+
+class EndpointTimeoutError(ModelEndpointError):
+    """The endpoint did not answer within the timeout, after the retries."""
 
 
 def _server_message(body: bytes) -> str:
@@ -56,6 +71,9 @@ class ChatClient:
 
     Attributes:
         requests: Number of requests sent so far (retries included).
+        tokens: Tokens the server reported (``usage.total_tokens``) for the replies so far.
+
+    One client may be called from several threads at once (the counters are locked).
     """
 
     def __init__(
@@ -84,9 +102,21 @@ class ChatClient:
         self.retries = retries
         self.retry_delay = retry_delay
         self.requests = 0
+        self.tokens = 0
+        self._lock = threading.Lock()
 
     def __call__(self, prompt: str) -> str:
         """Send ``prompt`` as one user message; return the reply text.
+
+        Raises:
+            ModelEndpointError: As :meth:`complete`.
+        """
+        return self.complete(prompt)[0]
+
+    def complete(self, prompt: str) -> tuple[str, int]:
+        """Send ``prompt`` as one user message; return the reply text and its token count.
+
+        Retries (with a doubling delay) follow a timeout, a refused connection or HTTP 429/5xx.
 
         Raises:
             ModelEndpointError: Unreachable endpoint, HTTP error, timeout, or a reply that is not
@@ -106,7 +136,8 @@ class ChatClient:
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-            self.requests += 1
+            with self._lock:
+                self.requests += 1
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
                     payload = response.read()
@@ -126,13 +157,17 @@ class ChatClient:
                     time.sleep(delay)
                     delay *= 2
                     continue
-                raise ModelEndpointError(
+                if isinstance(reason, TimeoutError):
+                    raise EndpointTimeoutError(
+                        f"model endpoint {self.url} timed out after {self.timeout:g} s"
+                    ) from None
+                raise EndpointUnreachableError(
                     f"cannot reach model endpoint {self.url}: {reason}"
                 ) from None
             return self._content(payload)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _content(self, payload: bytes) -> str:
+    def _content(self, payload: bytes) -> tuple[str, int]:
         try:
             data: Any = json.loads(payload.decode("utf-8"))
             content = data["choices"][0]["message"]["content"]
@@ -143,7 +178,12 @@ class ChatClient:
             ) from None
         if not isinstance(content, str):
             raise ModelEndpointError(f"model endpoint {self.url} sent a reply without text")
-        return content
+        usage = data.get("usage") if isinstance(data, dict) else None
+        tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
+        count = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else 0
+        with self._lock:
+            self.tokens += count
+        return content, count
 
 
 def client_from_options(

@@ -176,6 +176,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 # Imported at the bottom so that command modules never need this module (no import cycles).
 from groundkit.cli._beir_cmd import adapt_command  # noqa: E402
 from groundkit.cli._diagnose_cmd import diagnose_command, track_record_command  # noqa: E402
+from groundkit.cli._eval_adjudicate_cmd import adjudicate_command  # noqa: E402
 from groundkit.cli._eval_cmd import compare_command, demo_command, trec_command  # noqa: E402
 from groundkit.cli._eval_export import export_command  # noqa: E402
 from groundkit.cli._eval_reproduce_cmd import reproduce_command  # noqa: E402
@@ -200,6 +201,7 @@ eval_group.add_command(track_record_command)
 eval_group.add_command(report_command)
 eval_group.add_command(trec_command)
 eval_group.add_command(export_command)
+eval_group.add_command(adjudicate_command)
 
 evalset_group.add_command(assess_command)
 evalset_group.add_command(filter_command)

@@ -54,6 +54,8 @@ KINDS: dict[str, Callable[[Path], bool]] = {
     "judgments file": is_judgments_file,
     "rejections file": _jsonl_with("filter", "query_id", "reason"),
     "track record": _jsonl_with("record", "format"),
+    "adjudication list": _jsonl_with("query_id", "doc", "majority", "grades"),
+    "judge cache": _jsonl_with("format", "key", "repeat", "grade"),
 }
 """Each kind of output and how an existing file is recognised as one (and may be replaced).
 

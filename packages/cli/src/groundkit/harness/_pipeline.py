@@ -41,10 +41,13 @@ from groundkit.judgments import (
     EvalReport,
     GoldTable,
     Judgment,
+    QueryInfo,
     QueryResult,
     ResolvedJudgment,
     RunInfo,
     StageReport,
+    judged_at,
+    judged_notes,
     judgments_fingerprint,
     load_judgments,
     resolve_judgments,
@@ -355,16 +358,32 @@ def evaluate(
     )
     ctx.report("compare", 1, 1)
     timings["compare"] = time.perf_counter() - step
+    queries = query_infos(resolved, ctx.doc_codes)
+    stage_reports = [_with_judged(s, queries, settings) for s in stage_reports]
     notes = build_notes(settings=settings, resolved=resolved, stages=stage_reports)
     notes += [note for s in stage_reports if (note := unlocated_note(s)) is not None]
+    notes += judged_notes(stage_reports)
     timings["total"] = time.perf_counter() - started
     return EvalReport(
         run=_run_info(settings, loaded, judgment_list, command, config_record),
-        queries=query_infos(resolved, ctx.doc_codes),
+        queries=queries,
         stages=stage_reports,
         note_records=notes,
         timings={k: round(v, 6) for k, v in timings.items()},
     )
+
+
+def _with_judged(
+    stage: StageReport, queries: Sequence[QueryInfo], settings: EvalSettings
+) -> StageReport:
+    judged = judged_at(
+        stage,
+        queries,
+        settings.cutoffs,
+        level=settings.level,
+        min_overlap_fraction=settings.min_overlap_fraction,
+    )
+    return stage.model_copy(update={"judged": judged})
 
 
 def load_run_inputs(

@@ -109,6 +109,7 @@ from groundkit.judgments._report import (
     StageReport,
     UnlocatedHit,
 )
+from groundkit.judgments._report_adjudication import AdjudicatedStage, AdjudicationInfo
 from groundkit.judgments._report_io import (
     check_report,
     checked_report_json,
@@ -117,6 +118,13 @@ from groundkit.judgments._report_io import (
     parse_report,
     report_json_schema,
     report_to_json,
+)
+from groundkit.judgments._report_judged import (
+    JUDGED_CAUTION_BELOW,
+    JUDGED_CAUTION_CUTOFF,
+    hit_touches_gold,
+    judged_at,
+    judged_notes,
 )
 from groundkit.judgments._report_notes import NoteCode, NoteLevel, ReportNote
 from groundkit.judgments._resolve import (
@@ -150,6 +158,8 @@ from groundkit.judgments._trec_format import format_trec_eval
 
 __all__ = [
     "ID_MAP_FILE_NAME",
+    "JUDGED_CAUTION_BELOW",
+    "JUDGED_CAUTION_CUTOFF",
     "MAX_COMPONENT_BYTES",
     "MAX_GRADE",
     "MAX_NAME_BYTES",
@@ -157,6 +167,8 @@ __all__ = [
     "RRF_K",
     "SCHEMA_VERSION",
     "UNANSWERABLE",
+    "AdjudicatedStage",
+    "AdjudicationInfo",
     "BootstrapSettings",
     "CharsChunker",
     "Chunk",
@@ -233,10 +245,13 @@ __all__ = [
     "fuse_ranks",
     "gold_items_from_resolved",
     "guard_outputs",
+    "hit_touches_gold",
     "id_map_beside",
     "is_judgments_file",
     "is_report_file",
     "iter_jsonl_objects",
+    "judged_at",
+    "judged_notes",
     "judgments_fingerprint",
     "judgments_text",
     "load_judgments",

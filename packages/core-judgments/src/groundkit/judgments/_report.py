@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from groundkit.judgments._errors import ReportError
+from groundkit.judgments._report_adjudication import AdjudicatedStage, AdjudicationInfo
 from groundkit.judgments._report_consistency import semantic_problems
 from groundkit.judgments._report_notes import ReportNote
 from groundkit.judgments._report_statistics import (
@@ -24,6 +25,8 @@ from groundkit.judgments._report_statistics import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AdjudicatedStage",
+    "AdjudicationInfo",
     "BootstrapSettings",
     "EvalReport",
     "EvidenceTrace",
@@ -38,13 +41,15 @@ __all__ = [
     "UnlocatedHit",
 ]
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 """Version of the report format written by this package (``major.minor``).
 
 1.1 added ``StageReport.unlocated`` (hits given as text that could not be located) and the
 verdict engine's full record of each comparison (``StageComparison.decision`` and the fields
-beside it, ``MetricAggregate.method``, the multiplicity settings); 1.0 reports are read as
-they are."""
+beside it, ``MetricAggregate.method``, the multiplicity settings); 1.2 the typed note records;
+1.3 judged@k (``StageReport.judged``) and adjudication (``ReportHit.adjudicated_grade``,
+``StageReport.adjudicated``, ``EvalReport.adjudication``), all optional with defaults. Older
+reports are read as they are."""
 
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -162,6 +167,8 @@ class ReportHit(_Model):
         score: The retriever's score.
         duplicate_of: Rank of an earlier hit in the same list with the same or nearly the same
             text, when there is one.
+        adjudicated_grade: The relevance judge's majority grade (0–3) of a hit that touches no
+            gold, when ``grk eval adjudicate`` judged it (schema 1.3).
     """
 
     doc: str
@@ -169,6 +176,7 @@ class ReportHit(_Model):
     end: int = Field(ge=0)
     score: float
     duplicate_of: int | None = None
+    adjudicated_grade: int | None = Field(default=None, ge=0, le=3)
 
 
 class EvidenceTrace(_Model):
@@ -206,6 +214,8 @@ class QueryResult(_Model):
         evidence: One trace per gold quote.
         missing: True when the retriever returned nothing for the query (scored zero, kept in
             the mean).
+        adjudicated_scores: The same metrics with judged-relevant hits counted as gold, when
+            the report was adjudicated (schema 1.3).
     """
 
     query_id: str
@@ -213,6 +223,7 @@ class QueryResult(_Model):
     hits: list[ReportHit] = Field(default_factory=list)
     evidence: list[EvidenceTrace] = Field(default_factory=list)
     missing: bool = False
+    adjudicated_scores: dict[str, float] = Field(default_factory=dict)
 
 
 class UnlocatedHit(_Model):
@@ -254,6 +265,9 @@ class StageReport(_Model):
         error: Why the stage failed, when it did (then it has no results).
         unlocated: Hits given as text that could not be located (left out of the ranking);
             added in schema 1.1.
+        judged: ``judged@k`` per cutoff: the share of the top-k hits that touch gold or carry
+            an adjudicated grade (schema 1.3; empty in older reports).
+        adjudicated: The stage's adjudicated aggregates and comparisons (schema 1.3).
     """
 
     name: str
@@ -270,6 +284,8 @@ class StageReport(_Model):
     timings: dict[str, float] = Field(default_factory=dict)
     error: str | None = None
     unlocated: list[UnlocatedHit] = Field(default_factory=list)
+    judged: dict[str, float] = Field(default_factory=dict)
+    adjudicated: AdjudicatedStage | None = None
 
 
 class EvalReport(_Model):
@@ -284,6 +300,7 @@ class EvalReport(_Model):
         timings: Seconds per phase of the whole run.
         note_records: The same notes with their codes and levels (schema 1.2); given alone,
             they fill ``notes``; a report without them reads its notes as ``other``.
+        adjudication: How the report was adjudicated, when it was (schema 1.3).
     """
 
     schema_version: str = SCHEMA_VERSION
@@ -293,6 +310,7 @@ class EvalReport(_Model):
     notes: list[str] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
     note_records: list[ReportNote] = Field(default_factory=list)
+    adjudication: AdjudicationInfo | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -30,6 +30,8 @@ class NoteCode(StrEnum):
     CUTOFF_ABOVE_DEPTH = "cutoff-above-depth"
     DETECTION_LIMIT = "detection-limit"
     UNLOCATED_HITS = "unlocated-hits"
+    LOW_JUDGED = "low-judged"
+    ADJUDICATED = "adjudicated"
     OTHER = "other"
 
 

@@ -4,8 +4,9 @@
 pairing), how much of it is reviewed, portable and discriminating; filters drop items that
 would mislead (too short, dangling references, unresolved evidence, near-duplicates, questions
 every system aces or a model answers without retrieval); ``Classifier`` labels question
-types; ``ReviewQueue`` drives a resumable human review; ``draft_questions`` drafts new items
-from corpus passages with any model.
+types; ``ReviewQueue`` drives a resumable human review; ``RelevanceJudge`` grades
+(query, passage) pairs 0–3 with any model, cached on disk, by majority of repeats;
+``draft_questions`` drafts new items from corpus passages with any model.
 """
 
 from groundkit.evalset.__about__ import __version__
@@ -38,6 +39,28 @@ from groundkit.evalset._filters import (
 )
 from groundkit.evalset._floors import questions_needed, round_up
 from groundkit.evalset._generate import DraftResult, DroppedDraft, draft_questions, split_passages
+from groundkit.evalset._judge import (
+    RELEVANT_GRADE,
+    JudgeCallError,
+    JudgeClient,
+    JudgeReply,
+    JudgeRequest,
+    JudgeRun,
+    JudgeUsage,
+    PairVerdict,
+    RelevanceJudge,
+    callable_judge,
+    majority_grade,
+)
+from groundkit.evalset._judge_cache import JudgeCache, call_key, passage_hash
+from groundkit.evalset._judge_prompt import (
+    PROMPT_VERSION,
+    Grade,
+    JudgeReplyError,
+    judge_prompt,
+    parse_reply,
+)
+from groundkit.evalset._judge_recorded import RecordedJudge
 from groundkit.evalset._notes import CAUTION, INFO, Note, NoteLevel
 from groundkit.evalset._review import (
     VERDICT_KEY,
@@ -58,8 +81,10 @@ __all__ = [
     "CAUTION",
     "INFO",
     "MIN_KEPT",
+    "PROMPT_VERSION",
     "QTYPE_SOURCE_KEY",
     "QUESTION_TYPES",
+    "RELEVANT_GRADE",
     "SET_VERSION_KEY",
     "UNLABELLED",
     "VERDICT_KEY",
@@ -77,12 +102,24 @@ __all__ = [
     "FilterOutcome",
     "FilterResult",
     "GeneralKnowledgeFilter",
+    "Grade",
+    "JudgeCache",
+    "JudgeCallError",
+    "JudgeClient",
+    "JudgeReply",
+    "JudgeReplyError",
+    "JudgeRequest",
+    "JudgeRun",
+    "JudgeUsage",
     "Label",
     "NearDuplicateFilter",
     "NonDiscriminatingFilter",
     "Note",
     "NoteLevel",
+    "PairVerdict",
+    "RecordedJudge",
     "Rejection",
+    "RelevanceJudge",
     "ResolutionInput",
     "ReviewAction",
     "ReviewProgress",
@@ -93,13 +130,19 @@ __all__ = [
     "__version__",
     "assess",
     "bump_set_version",
+    "call_key",
+    "callable_judge",
     "closed_book_check",
     "dangling_pronoun",
     "default_filters",
     "discriminating_power",
     "draft_questions",
     "heuristic_type",
+    "judge_prompt",
+    "majority_grade",
     "normalise_type",
+    "parse_reply",
+    "passage_hash",
     "questions_needed",
     "round_up",
     "set_version",

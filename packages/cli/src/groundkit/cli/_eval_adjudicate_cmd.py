@@ -1,0 +1,263 @@
+"""`grk eval adjudicate`: judge a report's unjudged top-k hits; adjudicated scores beside strict.
+
+Exit codes: 0 done, 2 bad input (a report without hits, an unknown stage, an unreachable
+endpoint, a corpus other than the report's): nothing is written then, except the calls that
+finished, which stay in the judge's cache so a rerun does not repeat them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from groundkit.cli._compare_report import load_checked_report
+from groundkit.cli._console import make_console, render_notes
+from groundkit.cli._describe import describe_option
+from groundkit.cli._errors import InputError
+from groundkit.cli._judge_client import build_judge_client
+from groundkit.cli._outputs import force_option, guard, output_set
+from groundkit.evalset import PROMPT_VERSION, RELEVANT_GRADE, PairVerdict, RelevanceJudge
+from groundkit.harness._adjudicate import Candidate, adjudicated_report, unjudged_hits
+from groundkit.judgments import (
+    AdjudicationInfo,
+    Corpus,
+    EvalReport,
+    JudgmentError,
+    checked_report_json,
+)
+
+__all__ = ["adjudicate_command"]
+
+_FILE = click.Path(dir_okay=False, path_type=Path)
+
+
+def _corpus(report: EvalReport, path: Path | None) -> Corpus:
+    source = path if path is not None else report.run.corpus_source
+    if source is None:
+        raise InputError("the report records no corpus: give --corpus")
+    try:
+        corpus = Corpus.load(source)
+    except JudgmentError as error:
+        raise InputError(str(error)) from None
+    if corpus.fingerprint() != report.run.corpus_fingerprint:
+        raise InputError(
+            f"--corpus {source}: not the corpus the report was run on (its fingerprint differs)"
+        )
+    return corpus
+
+
+def _list_line(candidate: Candidate, verdict: PairVerdict, relevant_grade: int) -> str:
+    return json.dumps(
+        {
+            "query_id": candidate.query_id,
+            "query": candidate.query,
+            "stage": candidate.stage,
+            "rank": candidate.rank,
+            "doc": candidate.doc,
+            "start": candidate.start,
+            "end": candidate.end,
+            "passage_sha256": verdict.passage_hash,
+            "grades": verdict.grades,
+            "reasons": verdict.reasons,
+            "failures": verdict.failures,
+            "majority": verdict.majority,
+            "possibly_missing_from_gold": verdict.relevant(relevant_grade) is True,
+        },
+        ensure_ascii=False,
+    )
+
+
+@click.command("adjudicate")
+@click.argument("report_path", metavar="REPORT", type=_FILE)
+@click.option("--stage", "stages", multiple=True, required=True, help="Stage to judge (repeat).")
+@click.option(
+    "--k",
+    default=10,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Judge the first k hits of each query.",
+)
+@click.option(
+    "--judge",
+    "judge_spec",
+    required=True,
+    help="http (with --model/--base-url), recorded:FILE or python:MODULE:FUNCTION.",
+)
+@click.option("--model", default=None, help="Model name (--judge http).")
+@click.option("--base-url", default=None, help="OpenAI-compatible endpoint root (--judge http).")
+@click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
+@click.option(
+    "--timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0.001),
+    help="Seconds per call.",
+)
+@click.option(
+    "--retries",
+    default=2,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Retries after a timeout or HTTP 429/5xx.",
+)
+@click.option(
+    "--repeats",
+    default=3,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Calls per hit; the majority decides.",
+)
+@click.option(
+    "--concurrency",
+    default=4,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Calls in flight at once.",
+)
+@click.option(
+    "--corpus",
+    "corpus_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The corpus [default: the one the report recorded].",
+)
+@click.option("--out", "out_path", type=_FILE, required=True, help="The adjudicated report.")
+@click.option(
+    "--list",
+    "list_path",
+    type=_FILE,
+    required=True,
+    help="JSONL, a line per judged hit (grades, majority, possibly missing from gold).",
+)
+@click.option(
+    "--cache",
+    "cache_path",
+    type=_FILE,
+    default=None,
+    help="The judge's cache [default: OUT with .judge-cache.jsonl].",
+)
+@force_option
+@describe_option("report")
+def adjudicate_command(
+    report_path: Path,
+    stages: tuple[str, ...],
+    k: int,
+    judge_spec: str,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    timeout: float,
+    retries: int,
+    repeats: int,
+    concurrency: int,
+    corpus_path: Path | None,
+    out_path: Path,
+    list_path: Path,
+    cache_path: Path | None,
+    force: bool,
+) -> None:
+    """Judge every unjudged top-k hit of a stage; write scores with the relevant ones as gold.
+
+    \b
+    grk eval adjudicate report.json --stage dense --k 10 --judge recorded:answers.jsonl \\
+        --out adjudicated.json --list candidates.jsonl
+
+    A hit is unjudged when it touches no gold quote. The adjudicated scores, aggregates and
+    comparisons sit beside the strict ones, which are unchanged. Calls, tokens and seconds
+    are printed and recorded in the report's "adjudication".
+    """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
+    cache = cache_path or out_path.with_name(out_path.stem + ".judge-cache.jsonl")
+    guard(
+        [
+            ("--out", out_path, "report"),
+            ("--list", list_path, "adjudication list"),
+            ("--cache", cache, "judge cache"),
+        ],
+        [("REPORT", report_path), ("--corpus", corpus_path)],
+        force=force,
+        appends=["--cache"],
+    )
+    report = load_checked_report(report_path)
+    if not any(r.hits for s in report.stages for r in s.queries):
+        raise InputError(f"{report_path}: the report has no hits to judge")
+    try:
+        for name in stages:
+            report.stage(name)  # an unknown stage is named before the corpus is read
+    except JudgmentError as error:
+        raise InputError(f"{report_path}: {error}") from None
+    corpus = _corpus(report, corpus_path)
+    try:
+        candidates = unjudged_hits(report, list(stages), k, corpus)
+        client, name, _ = build_judge_client(
+            judge_spec,
+            model=model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            retries=retries,
+        )
+        judge = RelevanceJudge(
+            client, model=name, cache=cache, repeats=repeats, concurrency=concurrency
+        )
+    except JudgmentError as error:
+        raise InputError(str(error)) from None
+    run = judge.judge([(c.query, c.passage) for c in candidates])
+    grades = {
+        c.key: v.majority
+        for c, v in zip(candidates, run.verdicts, strict=True)
+        if v.majority is not None
+    }
+    decided = [v.relevant(RELEVANT_GRADE) for v in run.verdicts]
+    info = AdjudicationInfo(
+        judge=name,
+        prompt_version=PROMPT_VERSION,
+        stages=list(stages),
+        k=k,
+        repeats=repeats,
+        relevant_grade=RELEVANT_GRADE,
+        judged_hits=len(candidates),
+        relevant=decided.count(True),
+        not_relevant=decided.count(False),
+        undecided=decided.count(None),
+        **run.usage.model_dump(),
+    )
+    adjudicated = adjudicated_report(report, grades, info)
+    text = checked_report_json(adjudicated)
+    lines = [
+        _list_line(c, v, RELEVANT_GRADE) for c, v in zip(candidates, run.verdicts, strict=True)
+    ]
+    with output_set([out_path, list_path]) as outputs:
+        outputs.temporary(out_path).write_text(text, encoding="utf-8")
+        outputs.temporary(list_path).write_text(
+            "".join(line + "\n" for line in lines), encoding="utf-8"
+        )
+    _print(adjudicated, info, out_path, list_path)
+
+
+def _print(report: EvalReport, info: AdjudicationInfo, out: Path, listed: Path) -> None:
+    console = make_console()
+    console.print(
+        f"judged {info.judged_hits} unjudged hits (top {info.k} of {', '.join(info.stages)}): "
+        f"{info.relevant} relevant, {info.not_relevant} not, {info.undecided} undecided",
+        highlight=False,
+    )
+    console.print(
+        f"calls {info.calls} (cached {info.cached}, failed {info.failed}), tokens "
+        f"{info.tokens}, seconds {info.seconds:.2f}",
+        highlight=False,
+    )
+    for stage in report.stages:
+        if stage.adjudicated is None or stage.error is not None:
+            continue
+        figures = ", ".join(
+            f"{metric} {stage.aggregates[metric].mean:.3f} → {agg.mean:.3f}"
+            for metric, agg in stage.adjudicated.aggregates.items()
+            if metric in stage.aggregates
+        )
+        judged = stage.judged.get(f"judged@{info.k}")
+        shown = "" if judged is None else f" (judged@{info.k} {100 * judged:.0f}%)"
+        console.print(f"{stage.name}: strict → adjudicated {figures}{shown}", highlight=False)
+    render_notes(console, [n.text for n in report.note_records if n.level == "caution"])
+    console.print(f"report: {out}\nlist:   {listed}", highlight=False)

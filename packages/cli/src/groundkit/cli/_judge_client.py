@@ -1,0 +1,101 @@
+"""The judge clients the CLI builds from ``--judge``: an endpoint, recorded answers, a function.
+
+``--judge http`` asks an OpenAI-compatible endpoint (``--model``, ``--base-url``) through
+:class:`~groundkit.cli._llm_client.ChatClient`: retries with backoff on 429/5xx and timeouts
+there, concurrency bounded by the judge. A timeout, an HTTP error or a reply that is not a chat
+completion fails that call only (it is listed); an endpoint nothing answers at stops the run
+with exit 2, since no judgment could be made. ``--judge recorded:FILE`` replays recorded
+answers; ``--judge python:MODULE:FUNCTION`` calls ``FUNCTION(query, passage)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+
+from groundkit.cli._errors import InputError
+from groundkit.cli._llm_client import (
+    ChatClient,
+    EndpointUnreachableError,
+    ModelEndpointError,
+    client_from_options,
+)
+from groundkit.evalset import (
+    EvalSetError,
+    JudgeCallError,
+    JudgeClient,
+    JudgeReply,
+    JudgeRequest,
+    RecordedJudge,
+    callable_judge,
+)
+
+__all__ = ["JudgeChoice", "build_judge_client", "http_judge"]
+
+JudgeChoice = tuple[JudgeClient, str, ChatClient | None]
+"""The client, the name it is cached under, and the HTTP client when there is one."""
+
+
+def http_judge(chat: ChatClient) -> JudgeClient:
+    """A judge client over ``chat`` (failed calls become :class:`JudgeCallError`)."""
+
+    def client(request: JudgeRequest) -> JudgeReply:
+        try:
+            text, tokens = chat.complete(request.prompt)
+        except EndpointUnreachableError as error:
+            raise InputError(str(error)) from None
+        except ModelEndpointError as error:
+            raise JudgeCallError(str(error)) from None
+        return JudgeReply(text, tokens)
+
+    return client
+
+
+def build_judge_client(
+    spec: str,
+    *,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    timeout: float,
+    retries: int,
+) -> JudgeChoice:
+    """The client named by ``--judge``.
+
+    Raises:
+        InputError: An unknown spec, a missing option, an unreadable recorded file or a
+            function that cannot be imported.
+    """
+    if spec == "http":
+        chat = client_from_options(model, base_url, api_key_env, timeout=timeout, required=True)
+        assert chat is not None  # required=True raises instead
+        chat.retries = retries
+        return http_judge(chat), f"http:{chat.model}", chat
+    if model is not None or base_url is not None:
+        raise InputError("--model and --base-url go with --judge http only")
+    if spec.startswith("recorded:"):
+        path = Path(spec.removeprefix("recorded:"))
+        try:
+            recorded = RecordedJudge.from_file(path)
+        except EvalSetError as error:
+            raise InputError(str(error)) from None
+        return recorded, f"recorded:{path.name}", None
+    if spec.startswith("python:"):
+        target = spec.removeprefix("python:")
+        return callable_judge(_import(target)), f"python:{target}", None
+    raise InputError(f"--judge {spec!r}: give http, recorded:FILE or python:MODULE:FUNCTION")
+
+
+def _import(target: str) -> Callable[[str, str], object]:
+    module_name, _, name = target.partition(":")
+    if not module_name or not name:
+        raise InputError(f"--judge python:{target}: give python:MODULE:FUNCTION")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise InputError(f"--judge python:{target}: cannot import {module_name}: {error}") from None
+    function = getattr(module, name, None)
+    if not callable(function):
+        raise InputError(f"--judge python:{target}: {module_name} has no function {name!r}")
+    return function  # type: ignore[no-any-return]

@@ -1,0 +1,177 @@
+"""The relevance judge against a real OpenAI-compatible HTTP server on loopback."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groundkit.cli._errors import InputError
+from groundkit.cli._judge_client import build_judge_client, http_judge
+from groundkit.cli._llm_client import ChatClient
+from groundkit.evalset import RelevanceJudge
+
+
+class JudgeServer:
+    """Grades passages by a word in them; misbehaves on purpose for some passages.
+
+    ``busy`` passages get 429 then 503 before an answer, ``slow`` ones answer after the
+    client's timeout, ``broken`` ones get a body that is not a chat completion.
+    """
+
+    def __init__(self, delay: float = 0.05) -> None:
+        self.lock = threading.Lock()
+        self.in_flight = 0
+        self.peak = 0
+        self.requests = 0
+        self.statuses: list[int] = []
+        self.busy_seen: dict[str, int] = {}
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.requests += 1
+                    server.in_flight += 1
+                    server.peak = max(server.peak, server.in_flight)
+                try:
+                    status, payload = server.answer(body["messages"][0]["content"], delay)
+                finally:
+                    with server.lock:
+                        if not getattr(threading.current_thread(), "released", False):
+                            server.in_flight -= 1
+                        server.statuses.append(status)
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (the timeout case)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    def answer(self, prompt: str, delay: float) -> tuple[int, Any]:
+        passage = prompt.split("Passage:\n", 1)[1].split("\n\nReply with", 1)[0]
+        if "busy" in passage:
+            with self.lock:
+                seen = self.busy_seen[passage] = self.busy_seen.get(passage, 0) + 1
+            if seen == 1:
+                return 429, {"error": {"message": "slow down"}}
+            if seen == 2:
+                return 503, {"error": "overloaded"}
+        if "slow" in passage:
+            # Counted in flight only until just before the client's timeout: an abandoned
+            # request still sleeping here is no longer the client's.
+            time.sleep(0.25)
+            with self.lock:
+                self.in_flight -= 1
+            threading.current_thread().released = True  # type: ignore[attr-defined]
+            time.sleep(0.35)
+        if "broken" in passage:
+            return 200, b'{"choices": []}'
+        time.sleep(delay)
+        grade = 3 if "answer" in passage else 0
+        content = json.dumps({"grade": grade, "reason": "by word"})
+        return 200, {
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100},
+        }
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def __enter__(self) -> JudgeServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def server() -> Iterator[JudgeServer]:
+    with JudgeServer() as running:
+        yield running
+
+
+def test_bound_retries_failures_tokens_and_cache(server: JudgeServer, tmp_path: Path) -> None:
+    chat = ChatClient(server.base_url, "judge-m", timeout=0.3, retries=2, retry_delay=0.01)
+    cache = tmp_path / "judge.jsonl"
+    judge = RelevanceJudge(http_judge(chat), model="judge-m", cache=cache, repeats=3, concurrency=2)
+    pairs = [("q", f"passage {i} answer") for i in range(6)]
+    pairs += [("q", "a busy answer"), ("q", "a slow answer"), ("q", "a broken answer")]
+    pairs += [("q", "nothing here")]
+    run = judge.judge(pairs)
+    assert server.peak == 2  # the bound holds, and is reached
+    by_passage = {p: v for (_, p), v in zip(pairs, run.verdicts, strict=True)}
+    assert by_passage["passage 0 answer"].majority == 3
+    assert by_passage["nothing here"].majority == 0
+    busy = by_passage["a busy answer"]
+    assert busy.grades == [3, 3, 3]  # 429 then 503 were retried
+    assert 429 in server.statuses
+    assert 503 in server.statuses
+    slow, broken = by_passage["a slow answer"], by_passage["a broken answer"]
+    assert slow.majority is None
+    assert len(slow.failures) == 3
+    assert all("timed out" in f for f in slow.failures)
+    assert broken.majority is None
+    assert all("not a chat completion" in f for f in broken.failures)
+    assert run.usage.failed == 6
+    assert run.usage.calls == 30
+    assert run.usage.tokens == 100 * 24
+    assert chat.tokens == 100 * 24
+    requests = server.requests
+    rerun = RelevanceJudge(http_judge(chat), model="judge-m", cache=cache, concurrency=2)
+    again = rerun.judge(pairs[:7] + pairs[9:])  # everything that answered
+    assert server.requests == requests  # no new call for cached judgments
+    assert again.usage.calls == 0
+    assert again.usage.cached == 24
+
+
+def test_unreachable_endpoint_stops_with_an_input_error(tmp_path: Path) -> None:
+    closed = JudgeServer()
+    url = closed.base_url
+    closed.httpd.server_close()
+    chat = ChatClient(url, "m", retries=0)
+    judge = RelevanceJudge(http_judge(chat), model="m", cache=tmp_path / "c.jsonl")
+    with pytest.raises(InputError, match="cannot reach model endpoint"):
+        judge.judge([("q", "p")])
+    assert not (tmp_path / "c.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("bogus", "give http, recorded:FILE"),
+        ("http", "--model and --base-url are required"),
+        ("recorded:/nonexistent/answers.jsonl", "cannot read recorded answers"),
+        ("python:no_such_module_x:f", "cannot import no_such_module_x"),
+        ("python:json:no_such_function", "has no function"),
+    ],
+)
+def test_bad_judge_specs(spec: str, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        build_judge_client(
+            spec, model=None, base_url=None, api_key_env=None, timeout=5.0, retries=0
+        )
