@@ -108,6 +108,14 @@ from groundkit.judgments._report import (
     StageReport,
     UnlocatedHit,
 )
+from groundkit.judgments._report_cost import (
+    COST_FIGURES,
+    MEASURED_FIGURES,
+    LatencyBasis,
+    MemoryMethod,
+    StageCost,
+    StagePrice,
+)
 from groundkit.judgments._report_io import (
     check_report,
     checked_report_json,
@@ -149,10 +157,12 @@ from groundkit.judgments._trec_eval import (
 )
 
 __all__ = [
+    "COST_FIGURES",
     "ID_MAP_FILE_NAME",
     "MAX_COMPONENT_BYTES",
     "MAX_GRADE",
     "MAX_NAME_BYTES",
+    "MEASURED_FIGURES",
     "METRIC_KINDS",
     "RRF_K",
     "SCHEMA_VERSION",
@@ -176,6 +186,8 @@ __all__ = [
     "InputPath",
     "Judgment",
     "JudgmentError",
+    "LatencyBasis",
+    "MemoryMethod",
     "Method",
     "MetricAggregate",
     "MetricSpec",
@@ -199,7 +211,9 @@ __all__ = [
     "SentencesChunker",
     "Span",
     "StageComparison",
+    "StageCost",
     "StageExport",
+    "StagePrice",
     "StageReport",
     "TokensChunker",
     "TrecEvalResult",

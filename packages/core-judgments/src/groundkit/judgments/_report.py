@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from groundkit.judgments._errors import ReportError
 from groundkit.judgments._report_consistency import semantic_problems
+from groundkit.judgments._report_cost import StageCost
 from groundkit.judgments._report_notes import ReportNote
 from groundkit.judgments._report_statistics import (
     BootstrapSettings,
@@ -38,13 +39,15 @@ __all__ = [
     "UnlocatedHit",
 ]
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 """Version of the report format written by this package (``major.minor``).
 
 1.1 added ``StageReport.unlocated`` (hits given as text that could not be located) and the
 verdict engine's full record of each comparison (``StageComparison.decision`` and the fields
-beside it, ``MetricAggregate.method``, the multiplicity settings); 1.0 reports are read as
-they are."""
+beside it, ``MetricAggregate.method``, the multiplicity settings); 1.2 added
+``EvalReport.note_records``; 1.3 added ``StageReport.cost`` (time, latency per query, model
+use, memory and priced money, :class:`~groundkit.judgments.StageCost`). Older reports are read
+as they are (their stages have no ``cost``)."""
 
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -254,6 +257,8 @@ class StageReport(_Model):
         error: Why the stage failed, when it did (then it has no results).
         unlocated: Hits given as text that could not be located (left out of the ranking);
             added in schema 1.1.
+        cost: Cost and latency of the stage (schema 1.3; ``None`` in older reports and for
+            a stage that failed before it searched).
     """
 
     name: str
@@ -270,6 +275,7 @@ class StageReport(_Model):
     timings: dict[str, float] = Field(default_factory=dict)
     error: str | None = None
     unlocated: list[UnlocatedHit] = Field(default_factory=list)
+    cost: StageCost | None = None
 
 
 class EvalReport(_Model):
