@@ -41,6 +41,17 @@ def test_demo_bm25_stages_tell_a_story(tmp_path: Path) -> None:
         "bm25-chars200",
         "bm25-document",
     ]
+    # The demo shows each stage's cost: real figures, batch-attributed latency said so.
+    assert "cost and latency per stage" in result.output
+    assert "batch seconds attributed evenly" in result.output
+    for stage in report.stages:
+        cost = stage.cost
+        assert cost is not None
+        assert cost.latency_basis == "batch"
+        assert cost.chunks_indexed == stage.chunk_count
+        assert cost.usd is None
+        assert cost.index_seconds is not None
+        assert cost.index_seconds > 0
 
 
 def test_demo_without_arguments_writes_to_the_default_folder(
@@ -82,3 +93,10 @@ def test_demo_with_dense_and_hybrid(tmp_path: Path) -> None:
     report = load_report(tmp_path / "report.json")
     assert [s.name for s in report.stages][-2:] == ["dense", "hybrid"]
     assert report.stage("hybrid").retriever["stages"] == ["bm25", "dense"]
+    dense, rerank = report.stage("dense").cost, report.stage("rerank").cost
+    assert dense is not None
+    assert dense.embedding_calls is not None
+    assert dense.embedding_calls >= report.answerable_count  # the queries, at least
+    assert rerank is not None
+    assert rerank.model_calls is not None
+    assert rerank.model_calls > 0

@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 
 from groundkit.cli import cli
 from groundkit.harness import load_items
-from groundkit.judgments import check_report, load_report
+from groundkit.judgments import MEASURED_FIGURES, check_report, load_report
 
 TOPICS = [
     ("leave", "Parental leave lasts sixteen weeks at full pay for every new parent."),
@@ -286,6 +286,9 @@ def _normalised(path: Path) -> dict[str, Any]:
     del data["timings"]
     for stage in data["stages"]:
         del stage["timings"]
+        # Measured times and memory vary run to run; the counts in the cost record do not.
+        for key in MEASURED_FIGURES:
+            del stage["cost"][key]
     return data
 
 
@@ -303,9 +306,17 @@ def test_two_runs_give_identical_reports(
         assert result.exit_code == 0, result.output
         outputs.append(folder / "report.json")
     assert _normalised(outputs[0]) == _normalised(outputs[1])
-    assert (tmp_path / "one" / "report.items.jsonl").read_bytes() == (
-        tmp_path / "two" / "report.items.jsonl"
-    ).read_bytes()
+    assert _items_without_measurements(tmp_path / "one") == _items_without_measurements(
+        tmp_path / "two"
+    )
+
+
+def _items_without_measurements(folder: Path) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in (folder / "report.items.jsonl").read_text().splitlines()]
+    for line in lines:
+        for key in MEASURED_FIGURES:
+            line.get("cost", {}).pop(key, None)
+    return lines
 
 
 def test_a_stage_failure_raised_by_the_engine_exits_one(

@@ -25,6 +25,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from groundkit.cli._cost_view import render_cost_table
 from groundkit.judgments import EvalReport, StageComparison, StageReport
 
 __all__ = [
@@ -229,6 +230,7 @@ def render_report(
     )
     render_stage_table(console, report, metrics)
     render_comparisons(console, report, metrics)
+    render_cost_table(console, report.stages)
     if detection_limit:
         console.print(Text("detection limit: ", style="bold") + Text(detection_limit))
     render_notes(console, report.notes)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -20,12 +21,19 @@ from groundkit.cli._compare_report import (
     render_report_outcome,
 )
 from groundkit.cli._console import make_console, progress_option
+from groundkit.cli._cost_guardrail import (
+    CostCheck,
+    check_cost_guardrails,
+    cost_checks_json,
+    render_cost_checks,
+    split_guardrails,
+)
 from groundkit.cli._defaults import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
 )
 from groundkit.cli._describe import describe_option
-from groundkit.cli._errors import EXIT_OK, InputError
+from groundkit.cli._errors import EXIT_FAILED, EXIT_OK, InputError
 from groundkit.cli._eval_compare import (
     compare_item_rows,
     exit_code_for,
@@ -45,6 +53,7 @@ from groundkit.cli._outputs import force_option, guard
 from groundkit.cli._track_record_cmd import record_compare_measurement  # track record
 from groundkit.diagnosis import FIXES  # track record
 from groundkit.harness import DENSE_INSTALL_HINT, MAX_RESAMPLES, default_headline_metrics
+from groundkit.judgments import load_report
 
 __all__ = ["compare_command", "demo_command", "trec_command"]
 
@@ -169,9 +178,11 @@ def trec_command(
     "--guardrail",
     "guardrails",
     multiple=True,
-    metavar="METRIC",
+    metavar="METRIC|FIGURE<=LIMIT",
     help="Items mode: metric shown beside the deciding one "
-    "[default: the default headline metrics present in both files].",
+    "[default: the default headline metrics present in both files]. Either mode: a cost "
+    "threshold on the recorded figures, e.g. latency_p95<=1.2x (relative to A) or usd<=0.5; "
+    "a failed one exits 1 (a threshold check, not a statistical test).",
 )
 @click.option(
     ALLOW_FLAG,
@@ -239,12 +250,14 @@ def compare_command(
     console = make_console()
     if fail_under is not None and not 0.0 <= fail_under <= 1.0:  # also refuses nan
         raise InputError(f"--fail-under must be a metric value in [0, 1], got {fail_under}")
+    metric_guardrails, cost_guardrails = split_guardrails(guardrails)
+    checks: list[CostCheck] = []
     if len(files) == 1:
         for flag, value in (
             ("--stage-a", stage_a),
             ("--stage-b", stage_b),
             ("--fail-under", fail_under),
-            ("--guardrail", guardrails or None),
+            ("--guardrail METRIC", metric_guardrails or None),
             ("--track-record", track_record),  # track record
             (ALLOW_FLAG, allow_different_gold or None),
         ):
@@ -255,6 +268,7 @@ def compare_command(
                 ("--baseline", baseline),
                 ("--candidate", candidate),
                 ("--equivalence-margin", equivalence_margin),
+                ("--guardrail", [g.text for g in cost_guardrails] or None),
             ):
                 if value is not None:
                     raise InputError(f"{flag} does not apply with --all-pairs")
@@ -275,10 +289,20 @@ def compare_command(
             seed=seed,
             equivalence_margin=equivalence_margin,
         )
+        if cost_guardrails:
+            report = load_report(files[0])
+            checks = check_cost_guardrails(
+                cost_guardrails,
+                report.stage(report_outcome.baseline).cost,
+                report.stage(report_outcome.candidate).cost,
+                where_a=f"{files[0]} stage {report_outcome.baseline!r}",
+                where_b=f"{files[0]} stage {report_outcome.candidate!r}",
+            )
         if as_json:
-            click.echo(json.dumps(report_outcome.to_json(), indent=1))
+            click.echo(json.dumps(_with_costs(report_outcome.to_json(), checks), indent=1))
         else:
             render_report_outcome(console, report_outcome)
+            render_cost_checks(console, checks)
         code = exit_code_for(report_outcome.verdict, fail_on_inconclusive=fail_on_inconclusive)
     elif len(files) == 2:
         for flag, value in (
@@ -319,18 +343,26 @@ def compare_command(
             stage_a=name_a,
             stage_b=name_b,
             metric=metric,
-            guardrail_metrics=list(guardrails) or DEFAULT_GUARDRAILS,
-            guardrails_required=bool(guardrails),
+            guardrail_metrics=metric_guardrails or DEFAULT_GUARDRAILS,
+            guardrails_required=bool(metric_guardrails),
             resamples=DEFAULT_RESAMPLES if resamples is None else resamples,
             seed=DEFAULT_SEED if seed is None else seed,
             fail_under=fail_under,
             equivalence_margin=equivalence_margin,
         )
         items_outcome = dataclasses.replace(items_outcome, notes=tuple(notes))
+        checks = check_cost_guardrails(
+            cost_guardrails,
+            items_a.stage(name_a).cost,
+            items_b.stage(name_b).cost,
+            where_a=f"{path_a} stage {name_a!r}",
+            where_b=f"{path_b} stage {name_b!r}",
+        )
         if as_json:
-            click.echo(json.dumps(items_outcome.to_json(), indent=1))
+            click.echo(json.dumps(_with_costs(items_outcome.to_json(), checks), indent=1))
         else:
             render_items_outcome(console, items_outcome)
+            render_cost_checks(console, checks)
         if track_record is not None:  # --- track record (groundkit.diagnosis) ---
             record_compare_measurement(
                 track_record,
@@ -352,7 +384,13 @@ def compare_command(
         )
     else:
         raise click.UsageError("give one report, or two items files A and B")
+    if any(not check.passed for check in checks):
+        code = max(code, EXIT_FAILED)
     click.get_current_context().exit(code)
+
+
+def _with_costs(payload: dict[str, Any], checks: list[CostCheck]) -> dict[str, Any]:
+    return {**payload, "cost_guardrails": cost_checks_json(checks)} if checks else payload
 
 
 @click.command("demo")

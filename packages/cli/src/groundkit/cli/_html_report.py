@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from groundkit.cli.__about__ import __version__
+from groundkit.cli._html_cost import cost_section
 from groundkit.cli._html_data import breakdown, headline_metrics, recall_curves
 from groundkit.cli._html_plots import stage_styles
 from groundkit.cli._html_queries import diagnosis_section, open_corpus, worst_section
@@ -31,6 +32,7 @@ __all__ = ["render_html_report", "write_html_report"]
 _NAV = (
     ("summary", "Summary"),
     ("stages", "Stages"),
+    ("cost", "Cost"),
     ("differences", "Differences"),
     ("curves", "Recall curves"),
     ("breakdown", "Breakdown"),
@@ -108,6 +110,7 @@ def render_html_report(
         [
             summary_section(report, metrics, limits, styles),
             stages_section(report, styles),
+            cost_section(report, styles),
             forest_section(report, metrics, limits, styles),
             curves_section(report, recall_curves(report), styles),
             breakdown_section(report, breakdown(report), metrics, styles),

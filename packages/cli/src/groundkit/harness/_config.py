@@ -17,8 +17,10 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializeAsAny,
+    SerializerFunctionWrapHandler,
     ValidatorFunctionWrapHandler,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -45,6 +47,7 @@ from groundkit.judgments import (
     ChunkerConfig,
     DocumentChunker,
     JudgmentError,
+    StagePrice,
     canonical_json,
     config_hash,
     parse_chunker_spec,
@@ -151,12 +154,25 @@ class StageConfig(BaseModel):
             ``None`` takes the run's chunker. Retrievers that return their own spans
             (hybrid, rerank, command, callable, predictions) take no chunker. A chunker may be
             given in its text form (``"chars:800:100"``).
+        price: What the stage costs in US dollars (per query, per model call, per million
+            tokens), when the user says so: the report's ``cost.usd`` comes only from it
+            (``None``: the stage is unpriced, and its ``usd`` is null).
     """
 
     model_config = _FROZEN
     name: str
     retriever: SerializeAsAny[RetrieverSettings]
     chunker: ChunkerConfig | None = None
+    price: StagePrice | None = None
+
+    @model_serializer(mode="wrap")
+    def _unpriced_unchanged(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # An unpriced stage dumps as it did before prices existed: its config (and every hash
+        # and reproduction built on it) stays the same.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("price") is None:
+            data.pop("price", None)
+        return data
 
     @field_validator("name")
     @classmethod

@@ -15,7 +15,7 @@ from groundkit.harness._errors import StageFailed
 from groundkit.harness._evidence import StageChunks
 from groundkit.harness._protocol import ChunkSet
 from groundkit.harness._ranking import ChunkTable, RankedRun
-from groundkit.judgments import Corpus, UnlocatedHit, chunk_corpus
+from groundkit.judgments import Corpus, StageCost, UnlocatedHit, chunk_corpus
 
 __all__ = ["PreparedRun", "ProgressCallback", "RunContext", "StageOutcome"]
 
@@ -105,6 +105,7 @@ class StageOutcome:
     encoder_max_tokens: int | None = None
     retriever_info: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
+    cost: StageCost | None = None
     error: str | None = None
     failure: StageFailed | None = None
     unlocated: list[UnlocatedHit] = field(default_factory=list)

@@ -9,7 +9,9 @@ report order, one header line followed by one line per answerable query:
   the SHA-256 (hex) of ``CONFIG`` serialised with sorted keys, no spaces and non-ASCII
   characters kept (core's ``config_hash``), and ``C`` and ``J`` the report's corpus and
   judgments fingerprints (what the scores were computed on, so that runs scored on different
-  gold are not compared by mistake). Older files have neither key and are still read;
+  gold are not compared by mistake), and ``"cost"``: the stage's cost record as in the report
+  (:class:`~groundkit.judgments.StageCost`; what ``grk eval compare --guardrail
+  latency_p95<=1.2x`` reads) when it has one. Older files lack these keys and are still read;
 * row: ``{"stage": NAME, "query_id": ID, "scores": {METRIC: VALUE, ...}, "missing": BOOL}``
   with ``missing`` true when the stage returned nothing for the query (its scores are 0).
 
@@ -25,12 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from groundkit.harness._errors import HarnessError
 from groundkit.judgments import (
     EvalReport,
+    StageCost,
     StageReport,
     atomic_write_text,
     config_hash,
+    format_validation_error,
     iter_jsonl_objects,
 )
 
@@ -45,6 +51,7 @@ __all__ = [
 
 _HEADER_KEYS = frozenset({"stage", "config", "config_hash"})
 _FINGERPRINT_KEYS = frozenset({"corpus_fingerprint", "judgments_fingerprint"})
+_COST_KEY = frozenset({"cost"})
 _ROW_KEYS = frozenset({"stage", "query_id", "scores", "missing"})
 _HASH = re.compile(r"^[0-9a-f]{64}$")
 
@@ -82,6 +89,8 @@ def items_text(report: EvalReport) -> str:
             "corpus_fingerprint": report.run.corpus_fingerprint,
             "judgments_fingerprint": report.run.judgments_fingerprint,
         }
+        if stage.cost is not None:
+            header["cost"] = stage.cost.model_dump(mode="json")
         lines.append(json.dumps(header, ensure_ascii=False))
         for result in stage.queries:
             row = {
@@ -108,6 +117,8 @@ class ItemsStage:
             such a file).
         scores: Query id -> metric -> value.
         missing: Query ids the stage returned nothing for.
+        cost: The stage's cost and latency (``None`` in a file written before items carried
+            it).
     """
 
     name: str
@@ -117,6 +128,7 @@ class ItemsStage:
     judgments_fingerprint: str | None = None
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     missing: set[str] = field(default_factory=set)
+    cost: StageCost | None = None
 
     @property
     def metrics(self) -> list[str]:
@@ -234,7 +246,21 @@ def _header(data: dict[str, Any], file: Path, line: int) -> ItemsStage:
         config_hash=digest,
         corpus_fingerprint=fingerprints.get("corpus_fingerprint"),
         judgments_fingerprint=fingerprints.get("judgments_fingerprint"),
+        cost=_cost(data.get("cost"), name, file, line),
     )
+
+
+def _cost(value: Any, name: str, file: Path, line: int) -> StageCost | None:
+    if value is None:
+        return None
+    try:
+        return StageCost.model_validate(value)
+    except ValidationError as error:
+        raise HarnessError(
+            f"stage {name!r}: invalid 'cost': {format_validation_error(error)}",
+            path=file,
+            line=line,
+        ) from None
 
 
 def load_items(path: str | Path) -> ItemsFile:
@@ -256,7 +282,7 @@ def load_items(path: str | Path) -> ItemsFile:
         ) from None
     for line, data in entries:
         keys = set(data)
-        if keys in (_HEADER_KEYS, _HEADER_KEYS | _FINGERPRINT_KEYS):
+        if keys - _COST_KEY in (_HEADER_KEYS, _HEADER_KEYS | _FINGERPRINT_KEYS):
             current = _header(data, file, line)
             if any(s.name == current.name for s in stages):
                 raise HarnessError(f"stage {current.name!r} appears twice", path=file, line=line)

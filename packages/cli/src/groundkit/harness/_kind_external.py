@@ -126,6 +126,8 @@ class _FunctionRetriever:
         self.function = function
         self.batch = batch
         self.stage = stage
+        # One call per query: the harness times each (per-query latency, not a batch's share).
+        self.searches_each_query = not batch
 
     def search(self, queries: Sequence[Query], depth: int) -> list[Any]:
         texts = [q.text for q in queries]

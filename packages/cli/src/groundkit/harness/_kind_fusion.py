@@ -82,6 +82,11 @@ class RerankStage:
         self.context = context
         self.input = _upstream(context, settings.stage, "re-orders")
         self.scorer = make_scorer(settings, stage=context.stage, cache_dir=context.cache_dir)
+        self.pairs_scored = 0
+
+    def usage(self) -> dict[str, int]:
+        """Query-passage pairs given to the scorer (one model call each)."""
+        return {"model_calls": self.pairs_scored}
 
     def passages(self) -> ChunkSet | None:
         """The re-ordered stage's chunks: reranking keeps its chunks."""
@@ -100,6 +105,7 @@ class RerankStage:
             if hits is not None
         ]
         self.context.progress("rerank", 0, len(batch))
+        self.pairs_scored += sum(len(candidates) for _, candidates in batch)
         scores = iter(self.scorer(batch))
         self.context.progress("rerank", len(batch), len(batch))
         out: list[list[Span] | None] = []

@@ -72,6 +72,7 @@ class DenseStage:
         self.context = context
         self._index: DenseIndex | None = None
         self._texts: Sequence[str] = ()
+        self._queries_encoded = 0
 
     @property
     def encoder_max_tokens(self) -> int | None:
@@ -92,12 +93,18 @@ class DenseStage:
     def search(self, queries: Sequence[Query], depth: int) -> list[ChunkHits]:
         """The ``depth`` nearest chunks of each query."""
         assert self._index is not None, "index() first"
+        self._queries_encoded += len(queries)
         found = self._index.search(
             [q.text for q in queries],
             depth,
             progress=lambda _p, d, t: self.context.progress("retrieve", d, t),
         )
         return [ChunkHits(ids, scores) for ids, scores in found]
+
+    def usage(self) -> dict[str, int]:
+        """Texts sent to the model: chunks not found in the embedding cache, and the queries."""
+        embedded = 0 if self._index is None else self._index.embedded
+        return {"embedding_calls": embedded + self._queries_encoded}
 
     def tokens_before(self, requests: Sequence[tuple[int, int]]) -> list[int]:
         """Encoder tokens (document prefix included) before each ``(chunk row, offset)``."""

@@ -32,6 +32,15 @@ matching trace fields are ``None`` ("not measurable"), never zero:
   window", neural encoders).
 
 Passage rows are rows of the chunk set given to ``index``, or of what ``passages()`` returned.
+
+Two more optional members feed the stage's cost record (``StageReport.cost``), which the
+harness measures itself around every kind:
+
+* ``searches_each_query = True``: the retriever is given one query per ``search`` call and each
+  call is timed (per-query latency); otherwise it gets the whole batch once and its latency is
+  the batch's seconds attributed evenly;
+* ``usage()``: what it counted, ``{"embedding_calls": n, "model_calls": n, "tokens": n}`` (any
+  of them; a count it does not return is recorded as not measured).
 """
 
 from __future__ import annotations

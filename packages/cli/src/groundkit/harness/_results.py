@@ -97,6 +97,7 @@ def stage_report(
         timings={k: round(v, 6) for k, v in outcome.timings.items()},
         error=outcome.error,
         unlocated=outcome.unlocated,
+        cost=outcome.cost,
     )
 
 

@@ -21,6 +21,7 @@ import numpy.typing as npt
 
 from groundkit.harness._config import StageConfig
 from groundkit.harness._context import PreparedRun, RunContext, StageOutcome
+from groundkit.harness._cost import CostMeter
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness._evidence import StageChunks
 from groundkit.harness._hits import HitNormalizer, PerQueryHits
@@ -69,20 +70,21 @@ def run_stage(ctx: RunContext, outcome: StageOutcome, done: Mapping[str, StageOu
     """
     stage = outcome.config
     kind = retriever_kind(stage.retriever.kind)
+    meter = CostMeter(price=stage.price)
     retriever = _build(kind, stage, _stage_context(ctx, stage, done))
-    if kind.chunked:
-        _index(ctx, stage, retriever, outcome)
-    else:
-        _own_passages(ctx, stage, retriever, outcome)
+    with meter.indexing():
+        if kind.chunked:
+            _index(ctx, stage, retriever, outcome)
+        else:
+            _own_passages(ctx, stage, retriever, outcome)
+    # Only the passages the harness gave to index(): a stage reading an earlier stage's
+    # passages (rerank, hybrid) indexed nothing, and a retriever's own index is its to count.
+    meter.passages(outcome.passages.texts if kind.chunked and outcome.passages else None)
     queries = [Query(qid, text) for qid, text in zip(ctx.query_ids, ctx.queries, strict=True)]
     start = time.perf_counter()
     ctx.report(f"{stage.name}: retrieve", 0, len(queries))
-    try:
-        results = retriever.search(queries, ctx.settings.depth)
-    except (HarnessError, StageFailed):
-        raise
-    except Exception as error:
-        raise user_failure(stage.name, "the retriever", error) from error
+    results, latencies = _search(stage, retriever, queries, ctx.settings.depth)
+    meter.searched(time.perf_counter() - start, latencies, len(queries))
     _collect(ctx, stage, outcome, results)
     ctx.report(f"{stage.name}: retrieve", len(queries), len(queries))
     outcome.timings["retrieval"] = time.perf_counter() - start
@@ -90,6 +92,40 @@ def run_stage(ctx: RunContext, outcome: StageOutcome, done: Mapping[str, StageOu
     if outcome.chunks is not None:
         outcome.chunk_count = len(outcome.chunks.table)
         outcome.indexed_documents = int(np.unique(outcome.chunks.table.docs).size)
+    outcome.cost = meter.record(retriever, len(queries))
+
+
+def _search(
+    stage: StageConfig, retriever: Retriever, queries: Sequence[Query], depth: int
+) -> tuple[Any, list[float] | None]:
+    """The retriever's results, with each query's seconds when it searches one at a time.
+
+    A retriever that declares ``searches_each_query`` (a plain per-query function, a user's
+    object that sets it) is given one query per call, each call timed; any other is given the
+    whole batch once (its latency is then attributed evenly from the batch).
+    """
+    try:
+        if getattr(retriever, "searches_each_query", False) is not True:
+            return retriever.search(queries, depth), None
+        results: list[Any] = []
+        seconds: list[float] = []
+        for query in queries:
+            start = time.perf_counter()
+            got = retriever.search([query], depth)
+            seconds.append(time.perf_counter() - start)
+            if isinstance(got, str | bytes | Mapping) or not isinstance(got, Sequence):
+                raise StageFailed(
+                    stage.name,
+                    f"search() must return one hit list per query, got {type(got).__name__}",
+                )
+            if len(got) != 1:
+                raise StageFailed(stage.name, f"search() returned {len(got)} hit lists for 1 query")
+            results.append(got[0])
+        return results, seconds
+    except (HarnessError, StageFailed):
+        raise
+    except Exception as error:
+        raise user_failure(stage.name, "the retriever", error) from error
 
 
 def _stage_context(

@@ -110,6 +110,14 @@ from groundkit.judgments._report import (
     UnlocatedHit,
 )
 from groundkit.judgments._report_adjudication import AdjudicatedStage, AdjudicationInfo
+from groundkit.judgments._report_cost import (
+    COST_FIGURES,
+    MEASURED_FIGURES,
+    LatencyBasis,
+    MemoryMethod,
+    StageCost,
+    StagePrice,
+)
 from groundkit.judgments._report_io import (
     check_report,
     checked_report_json,
@@ -157,12 +165,14 @@ from groundkit.judgments._trec_eval import (
 from groundkit.judgments._trec_format import format_trec_eval
 
 __all__ = [
+    "COST_FIGURES",
     "ID_MAP_FILE_NAME",
     "JUDGED_CAUTION_BELOW",
     "JUDGED_CAUTION_CUTOFF",
     "MAX_COMPONENT_BYTES",
     "MAX_GRADE",
     "MAX_NAME_BYTES",
+    "MEASURED_FIGURES",
     "METRIC_KINDS",
     "RRF_K",
     "SCHEMA_VERSION",
@@ -188,6 +198,8 @@ __all__ = [
     "InputPath",
     "Judgment",
     "JudgmentError",
+    "LatencyBasis",
+    "MemoryMethod",
     "Method",
     "MetricAggregate",
     "MetricSpec",
@@ -211,7 +223,9 @@ __all__ = [
     "SentencesChunker",
     "Span",
     "StageComparison",
+    "StageCost",
     "StageExport",
+    "StagePrice",
     "StageReport",
     "TokensChunker",
     "TrecEvalResult",

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from groundkit.judgments._errors import ReportError
 from groundkit.judgments._report_adjudication import AdjudicatedStage, AdjudicationInfo
 from groundkit.judgments._report_consistency import semantic_problems
+from groundkit.judgments._report_cost import StageCost
 from groundkit.judgments._report_notes import ReportNote
 from groundkit.judgments._report_statistics import (
     BootstrapSettings,
@@ -47,10 +48,10 @@ SCHEMA_VERSION = "1.3"
 1.1 added ``StageReport.unlocated`` (hits given as text that could not be located) and the
 verdict engine's full record of each comparison (``StageComparison.decision`` and the fields
 beside it, ``MetricAggregate.method``, the multiplicity settings); 1.2 the typed note records;
-1.3 judged@k (``StageReport.judged``) and adjudication (``ReportHit.adjudicated_grade``,
-``StageReport.adjudicated``, ``EvalReport.adjudication``), all optional with defaults. Older
+1.3 judged@k (``StageReport.judged``), adjudication (``ReportHit.adjudicated_grade``,
+``StageReport.adjudicated``, ``EvalReport.adjudication``) and ``StageReport.cost`` (time,
+latency per query, model use, memory and priced money), all optional with defaults. Older
 reports are read as they are."""
-
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -268,6 +269,8 @@ class StageReport(_Model):
         judged: ``judged@k`` per cutoff: the share of the top-k hits that touch gold or carry
             an adjudicated grade (schema 1.3; empty in older reports).
         adjudicated: The stage's adjudicated aggregates and comparisons (schema 1.3).
+        cost: Cost and latency of the stage (schema 1.3; ``None`` in older reports and for
+            a stage that failed before it searched).
     """
 
     name: str
@@ -286,6 +289,7 @@ class StageReport(_Model):
     unlocated: list[UnlocatedHit] = Field(default_factory=list)
     judged: dict[str, float] = Field(default_factory=dict)
     adjudicated: AdjudicatedStage | None = None
+    cost: StageCost | None = None
 
 
 class EvalReport(_Model):

@@ -1,0 +1,47 @@
+"""The HTML report's cost section: each stage's time, latency, model use, memory and USD."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from groundkit.cli._cost_view import COST_COLUMNS, cost_basis_sentence, format_figure
+from groundkit.cli._html_plots import StageStyle
+from groundkit.cli._html_template import esc, stage_label
+from groundkit.judgments import EvalReport
+
+__all__ = ["cost_section"]
+
+
+def cost_section(report: EvalReport, styles: Mapping[str, StageStyle]) -> str:
+    """Cost and latency per stage (a report older than schema 1.3 says it has none)."""
+    costed = [s for s in report.stages if s.cost is not None]
+    head = (
+        '<section id="cost" aria-labelledby="cost-h"><h2 id="cost-h">Cost and latency</h2>'
+        '<p class="lead">What each stage cost to run. A dash is not measured (or, for USD, '
+        "unpriced): groundkit never invents a price.</p>"
+    )
+    if not costed:
+        return (
+            head
+            + '<p class="muted">This report records no cost (written before 1.3).</p>'
+            + ("</section>")
+        )
+    header = "".join(f'<th scope="col">{esc(title)}</th>' for _, title in COST_COLUMNS)
+    rows: list[str] = []
+    for stage in costed:
+        assert stage.cost is not None
+        cells = "".join(
+            f'<td class="num" data-stage="{esc(stage.name)}" data-field="cost.{name}" '
+            f'data-value="{esc("" if value is None else repr(value))}">'
+            f"{esc(format_figure(name, value))}</td>"
+            for name, _ in COST_COLUMNS
+            for value in [stage.cost.figure(name)]
+        )
+        label = stage_label(stage.name, styles.get(stage.name), baseline=stage.baseline)
+        rows.append(f'<tr><th scope="row">{label}</th>{cells}</tr>')
+    return (
+        head + '<div class="table-scroll"><table>'
+        f"<caption>{esc(cost_basis_sentence(costed))}.</caption>"
+        f'<thead><tr><th scope="col">stage</th>{header}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
+    )
