@@ -201,11 +201,8 @@ def compare_item_rows(
     shared = _shared_metrics(rows_a, rows_b)
     if guardrails_required and guardrail_metrics is not None:
         _check_guardrails(guardrail_metrics, shared, (rows_a, path_a), (rows_b, path_b))
-    others = [
-        m
-        for m in (shared if guardrail_metrics is None else guardrail_metrics)
-        if m in shared and m != metric
-    ]
+    wanted = shared if guardrail_metrics is None else guardrail_metrics
+    others = [m for m in wanted if m in shared and m != metric]
     members = [PairedScores(column_a, column_b, metric=metric)] + [
         PairedScores(
             _metric_column(rows_a, other, path_a),
@@ -220,11 +217,7 @@ def compare_item_rows(
     )
     decision, *guardrails = compare_family(members, settings)
     present = {m for rows in (rows_a, rows_b) for row in rows.values() for m in row}
-    incomplete = tuple(
-        m
-        for m in (shared if guardrail_metrics is None else guardrail_metrics)
-        if m in present and m not in shared and m != metric
-    )
+    incomplete = tuple(m for m in wanted if m in present and m not in shared and m != metric)
     b_low = None
     if fail_under is not None:
         b_low = mean_interval(column_b, seed=seed).low
