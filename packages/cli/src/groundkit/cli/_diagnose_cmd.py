@@ -10,6 +10,7 @@ measured for every fix tried (measurements are appended by ``grk eval compare A 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -121,6 +122,14 @@ def _bucket_table(diagnosis: Diagnosis) -> Table:
     return table
 
 
+def _knob_cell(knob: str, keys: Sequence[str]) -> Text:
+    """What the fix turns, with the stage configuration keys under it when it has any."""
+    cell = Text(knob, style="dim")
+    if keys:
+        cell.append("\n" + ", ".join(keys), style="cyan")
+    return cell
+
+
 def _fix_table(diagnosis: Diagnosis, ranked: list[Fix]) -> Table:
     table = Table(
         title=(
@@ -147,7 +156,7 @@ def _fix_table(diagnosis: Diagnosis, ranked: list[Fix]) -> Table:
         table.add_row(
             str(fix.rank),
             Text(fix.name, style="bold"),
-            Text(fix.knob, style="dim"),
+            _knob_cell(fix.knob, fix.keys),
             expected,
             _cell(fix.ceiling),
             reference,

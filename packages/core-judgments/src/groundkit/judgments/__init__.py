@@ -45,6 +45,7 @@ from groundkit.judgments._io import (
     load_judgments,
     parse_jsonl_line,
 )
+from groundkit.judgments._knobs import CHUNK_SIZE_KNOBS, Knob, flatten_stage_config
 from groundkit.judgments._locate import locate_text
 from groundkit.judgments._metrics import MetricTable, mean_scores, score_queries, score_table
 from groundkit.judgments._metrics_spec import METRIC_KINDS, MetricSpec, parse_metric
@@ -165,6 +166,7 @@ from groundkit.judgments._trec_eval import (
 from groundkit.judgments._trec_format import format_trec_eval
 
 __all__ = [
+    "CHUNK_SIZE_KNOBS",
     "COST_FIGURES",
     "ID_MAP_FILE_NAME",
     "JUDGED_CAUTION_BELOW",
@@ -198,6 +200,7 @@ __all__ = [
     "InputPath",
     "Judgment",
     "JudgmentError",
+    "Knob",
     "LatencyBasis",
     "MemoryMethod",
     "Method",
@@ -253,6 +256,7 @@ __all__ = [
     "evaluate_trec",
     "export_stage",
     "find_case_collisions",
+    "flatten_stage_config",
     "flush_tree",
     "format_trec_eval",
     "format_validation_error",

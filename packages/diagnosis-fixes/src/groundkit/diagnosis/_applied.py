@@ -6,34 +6,22 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from groundkit.diagnosis._hashing import canonical_json
 from groundkit.diagnosis._models import FIXES, FixName
 from groundkit.diagnosis._record_models import (
     PredictedFix,
 )
+from groundkit.judgments import CHUNK_SIZE_KNOBS, Knob, flatten_stage_config
 
 __all__ = ["infer_applied_fix"]
 
 
 # -- inference of the applied fix -----------------------------------------------------------
 
-_SIZE_KEYS = frozenset({"chunker.size", "chunker.max_chars", "chunker.max_sentences"})
-_ENCODER_KEYS = frozenset({"encoder_max_tokens", "retriever.max_seq_length"})
-
-
-def _flatten(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in config.items():
-        if not prefix and key == "name":
-            continue  # a stage's name is not one of its settings
-        path = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            flat.update(_flatten(value, f"{path}."))
-        elif isinstance(value, list | tuple):
-            flat[path] = canonical_json(list(value))
-        else:
-            flat[path] = value
-    return flat
+_SIZE_KEYS = frozenset(str(knob) for knob in CHUNK_SIZE_KNOBS)
+_OVERLAP = str(Knob.CHUNK_OVERLAP)
+_KIND = str(Knob.RETRIEVER_KIND)
+_FUSED = str(Knob.FUSED_STAGES)
+_flatten = flatten_stage_config
 
 
 def _number(value: Any) -> float | None:
@@ -56,9 +44,9 @@ def _moved(a: Mapping[str, Any], b: Mapping[str, Any], keys: set[str]) -> tuple[
 
 def _fused_stages(b: Mapping[str, Any]) -> list[str] | None:
     """The stages a flattened config's hybrid retriever fuses (``None``: not a hybrid)."""
-    if b.get("retriever.kind") != "hybrid":
+    if b.get(_KIND) != "hybrid":
         return None
-    fused = b.get("retriever.stages")
+    fused = b.get(_FUSED)
     names = json.loads(fused) if isinstance(fused, str) else []
     return [str(name) for name in names] if isinstance(names, list) else []
 
@@ -74,19 +62,13 @@ def _applies(
     if not diff:
         return False
     if fix == "chunk-overlap":
-        up, _ = _moved(a, b, {"chunker.overlap"})
-        return diff == {"chunker.overlap"} and up
+        up, _ = _moved(a, b, {_OVERLAP})
+        return diff == {_OVERLAP} and up
     if fix in ("larger-chunks", "smaller-chunks"):
-        allowed = _SIZE_KEYS | {"chunker.overlap"}
-        if fix == "smaller-chunks":
-            allowed |= _ENCODER_KEYS
-        if not diff <= allowed:
+        if not diff <= _SIZE_KEYS | {_OVERLAP}:
             return False
         up, down = _moved(a, b, set(_SIZE_KEYS))
-        if fix == "larger-chunks":
-            return up and not down
-        encoder_up, _ = _moved(a, b, set(_ENCODER_KEYS))
-        return (down and not up) or (encoder_up and not (diff & _SIZE_KEYS))
+        return up and not down if fix == "larger-chunks" else down and not up
     if fix == "hybrid-fusion":
         names = _fused_stages(b)
         if names is None or stage_a is None:
@@ -98,7 +80,7 @@ def _applies(
         chunker_same = all(
             a.get(key) == b.get(key) for key in set(a) | set(b) if key.startswith("chunker.")
         )
-        kinds = (a.get("retriever.kind"), b.get("retriever.kind"))
+        kinds = (a.get(_KIND), b.get(_KIND))
         return kinds == ("bm25", "dense") and chunker_same
     return False  # judgments, corpus, k, reranking, expansion, dedup: not in a stage config
 
@@ -114,10 +96,11 @@ def infer_applied_fix(
     """The candidate fixes whose knobs are the only difference between two stage configs.
 
     Inferable: chunk-overlap (only ``chunker.overlap`` grew), larger-chunks / smaller-chunks
-    (only chunk size keys moved, all one way; smaller-chunks also when only the encoder input
-    length grew), hybrid-fusion (B is a hybrid fusing exactly A's stage and ``partner``; any
-    hybrid fusing A's stage when no partner is known), dense (BM25 to dense, same chunker).
-    Other fixes turn knobs outside a stage config and must be named.
+    (only chunk size keys moved, all one way), hybrid-fusion (B is a hybrid fusing exactly
+    A's stage and ``partner``; any hybrid fusing A's stage when no partner is known), dense
+    (BM25 to dense, same chunker).
+    Other fixes turn knobs outside a stage config and must be named. The keys are
+    :class:`~groundkit.judgments.Knob` values (see :data:`FIX_CONFIG_KEYS`).
 
     Args:
         config_a: A's stage configuration (nested mappings; a top-level ``name`` is ignored).

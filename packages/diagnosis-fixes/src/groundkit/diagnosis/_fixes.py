@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from groundkit.diagnosis._models import (
     BUCKET_TITLES,
+    FIX_CONFIG_KEYS,
     FIX_KNOBS,
     FIXES,
     Diagnosis,
@@ -140,6 +141,7 @@ def fixes(diagnosis: Diagnosis) -> list[Fix]:
         fields: dict[str, object] = {
             "name": evidence.fix,
             "knob": FIX_KNOBS[evidence.fix],
+            "keys": list(FIX_CONFIG_KEYS[evidence.fix]),
             "buckets": list(evidence.buckets),
             "misses": evidence.misses,
             "expected": expected,

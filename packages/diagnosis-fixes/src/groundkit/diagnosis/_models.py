@@ -10,11 +10,14 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from groundkit.judgments import Knob
+
 __all__ = [
     "BUCKETS",
     "BUCKET_TITLES",
     "FIXES",
     "FIX_BUCKETS",
+    "FIX_CONFIG_KEYS",
     "FIX_KNOBS",
     "Bucket",
     "BucketName",
@@ -103,6 +106,23 @@ FIX_KNOBS: dict[FixName, str] = {
     "dense": "the retriever (a dense model)",
     "deduplicate": "near-duplicate removal before the cutoff",
 }
+
+
+FIX_CONFIG_KEYS: dict[FixName, tuple[Knob, ...]] = {
+    "repair-judgments": (),
+    "index-coverage": (),
+    "chunk-overlap": (Knob.CHUNK_OVERLAP,),
+    "larger-chunks": (Knob.CHUNK_SIZE, Knob.CHUNK_MAX_CHARS, Knob.CHUNK_MAX_SENTENCES),
+    "smaller-chunks": (Knob.CHUNK_SIZE, Knob.CHUNK_MAX_CHARS, Knob.CHUNK_MAX_SENTENCES),
+    "rerank": (Knob.RETRIEVER_KIND, Knob.RERANK_TOP),
+    "raise-k": (),
+    "hybrid-fusion": (Knob.RETRIEVER_KIND, Knob.FUSED_STAGES),
+    "query-expansion": (),
+    "dense": (Knob.RETRIEVER_KIND,),
+    "deduplicate": (),
+}
+"""The stage configuration keys each fix turns (empty: the fix acts outside a stage's
+configuration: the judgments, the corpus, the run's depth or the query)."""
 
 
 class _Model(BaseModel):
@@ -346,6 +366,7 @@ class Fix(_Model):
         rank: Position in the ranking (1 = largest expected gain).
         name: The fix.
         knob: What to turn.
+        keys: The stage configuration keys it turns (empty: outside a stage's configuration).
         buckets: The buckets whose misses it addresses.
         misses: Those misses (``None``: not measurable for this stage).
         expected: Expected gain in recall@k (``None``: cannot be estimated).
@@ -362,6 +383,7 @@ class Fix(_Model):
     rank: int = Field(ge=1)
     name: FixName
     knob: str
+    keys: list[Knob] = Field(default_factory=list)
     buckets: list[BucketName]
     misses: int | None
     expected: float | None
