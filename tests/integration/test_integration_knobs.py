@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import get_args
 
 import pytest
+from pydantic import BaseModel
+
 from groundkit.diagnosis import FIX_CONFIG_KEYS, FIXES, infer_applied_fix
 from groundkit.harness import StageConfig, retriever_kinds
 from groundkit.judgments import CHUNK_SIZE_KNOBS, ChunkerConfig, Knob, flatten_stage_config
-from pydantic import BaseModel
 
 
 def _chunker_fields() -> set[str]:
