@@ -168,14 +168,11 @@ def execute(
         run_inputs(config, inputs),
         force=force,
     )
+    # A failed stage is recorded in the report (never raised: stop_on_failure is off), and
+    # its failure collected here for --debug tracebacks.
     failures: list[StageFailed] = []
-    try:
-        with ProgressDisplay(enabled=progress) as display:
-            report = run_evaluation(
-                config, progress=display, command=list(command), failures=failures
-            )
-    except StageFailed as failure:
-        raise StageFailedError(str(failure)) from failure
+    with ProgressDisplay(enabled=progress) as display:
+        report = run_evaluation(config, progress=display, command=list(command), failures=failures)
     write_run_outputs(report, report_path=report_path, items_path=items_path, html_path=html_path)
     # The detection limit is printed on its own line below the table.
     shown_notes = [n.text for n in report.note_records if n.code is not NoteCode.DETECTION_LIMIT]

@@ -10,6 +10,7 @@ the HTML report and the run itself can never disagree.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -193,12 +194,27 @@ def compare_stages(
     ]
 
 
+# The last family computed, by report object: reading a report checks its verdicts and the
+# command then uses the same family, so it is computed once (a weak reference: no report is
+# kept alive by the cache; reports are frozen, so an object's family never changes).
+_LAST_FAMILY: tuple[weakref.ref[EvalReport], list[ItemComparison]] | None = None
+
+
 def report_family(report: EvalReport) -> list[ItemComparison]:
     """The report's family recomputed from its per-query scores, exactly as the run did.
 
     Every stage that ran is compared with the baseline on every headline metric, under the
     report's own settings; a metric a stage did not record counts as zero, as in the means.
     """
+    global _LAST_FAMILY
+    if _LAST_FAMILY is not None and _LAST_FAMILY[0]() is report:
+        return list(_LAST_FAMILY[1])
+    results = _report_family(report)
+    _LAST_FAMILY = (weakref.ref(report), results)
+    return list(results)
+
+
+def _report_family(report: EvalReport) -> list[ItemComparison]:
     if report.baseline.error is not None:
         return []
     order = [q.query_id for q in report.queries if q.answerable]
