@@ -150,51 +150,72 @@ def map_ids(ids: Iterable[str], kind: IdKind) -> dict[str, str]:
     problem = _problem(kind)
     key: Callable[[str], str] = _fold if kind == "document" else (lambda name: name)
     unique = sorted(set(ids))
+    kept = _kept(unique, problem, key)
+    renamer = _Renamer(kind, problem, [original for original in unique if original not in kept])
+    return renamer.settle(key, taken={key(original) for original in kept})
+
+
+def _kept(
+    unique: Sequence[str], problem: Callable[[str], str | None], key: Callable[[str], str]
+) -> set[str]:
+    """The valid ids that collide with no other valid id (rule 1)."""
     valid = [original for original in unique if problem(original) is None]
     valid_groups: dict[str, list[str]] = defaultdict(list)
     for original in valid:
         valid_groups[key(original)].append(original)
-    kept = {original for original in valid if len(valid_groups[key(original)]) == 1}
-    taken = {key(original) for original in kept}
+    return {original for original in valid if len(valid_groups[key(original)]) == 1}
 
-    slugs: dict[str, str] = {}
-    level: dict[str, int] = {}  # 0: bare slug, n: hash of HASH_LENGTHS[n - 1] digits
-    for original in unique:
-        if original in kept:
-            continue
-        slug, lossless = slugify(original)
-        slugs[original] = slug
-        level[original] = 0 if lossless else 1
 
-    def name_of(original: str) -> str:
-        step = level[original]
-        base = slugs[original]
+class _Renamer:
+    """The renamed ids and how far each has been hashed (rules 2 and 3)."""
+
+    def __init__(
+        self, kind: IdKind, problem: Callable[[str], str | None], originals: Sequence[str]
+    ) -> None:
+        self._kind = kind
+        self._problem = problem
+        self._slugs: dict[str, str] = {}
+        self._level: dict[str, int] = {}  # 0: bare slug, n: hash of HASH_LENGTHS[n - 1] digits
+        for original in originals:
+            slug, lossless = slugify(original)
+            self._slugs[original] = slug
+            self._level[original] = 0 if lossless else 1
+
+    def name_of(self, original: str) -> str:
+        step = self._level[original]
+        base = self._slugs[original]
         return base if step == 0 else _hashed(original, base, HASH_LENGTHS[step - 1])
 
-    def bump(original: str) -> None:
-        level[original] += 1
-        if level[original] > len(HASH_LENGTHS):
+    def _bump(self, original: str) -> None:
+        self._level[original] += 1
+        if self._level[original] > len(HASH_LENGTHS):
             raise BeirError(
-                f"cannot map {kind} id {original!r} to a unique safe name", item_id=original
+                f"cannot map {self._kind} id {original!r} to a unique safe name",
+                item_id=original,
             )
 
-    while True:
-        for original in level:
-            while problem(name_of(original)) is not None:
-                bump(original)
+    def _clashing(self, key: Callable[[str], str], taken: set[str]) -> list[str]:
         by_key: dict[str, list[str]] = defaultdict(list)
-        for original in level:
-            by_key[key(name_of(original))].append(original)
-        clashing = [
+        for original in self._level:
+            by_key[key(self.name_of(original))].append(original)
+        return [
             original
             for group_key, group in by_key.items()
             if group_key in taken or len(group) > 1
             for original in group
         ]
-        if not clashing:
-            return {original: name_of(original) for original in level}
-        for original in clashing:
-            bump(original)
+
+    def settle(self, key: Callable[[str], str], *, taken: set[str]) -> dict[str, str]:
+        """Hash further until every name is valid and unique; ``{original: name}``."""
+        while True:
+            for original in self._level:
+                while self._problem(self.name_of(original)) is not None:
+                    self._bump(original)
+            clashing = self._clashing(key, taken)
+            if not clashing:
+                return {original: self.name_of(original) for original in self._level}
+            for original in clashing:
+                self._bump(original)
 
 
 def _listing(ids: Sequence[str]) -> str:

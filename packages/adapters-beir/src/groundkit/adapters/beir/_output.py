@@ -160,23 +160,7 @@ def check_output(
         BeirError: The first problem found, naming the path.
     """
     root = layout.root
-    name = len(os.fsencode(root.name))
-    if name > MAX_NAME_BYTES:
-        raise BeirError(
-            f"the folder name is {name} bytes long (the limit is {MAX_NAME_BYTES})", path=root
-        )
-    if root.is_symlink() and not root.exists():
-        raise BeirError("output path is a broken symbolic link", path=root)
-    if root.exists() and not root.is_dir():
-        raise BeirError("output path exists and is not a folder", path=root)
-    if not root.exists():
-        ancestor = _first_existing_ancestor(root)
-        if not ancestor.is_dir():
-            raise BeirError(
-                f"cannot create the output folder: {ancestor} is not a folder", path=root
-            )
-        if not os.access(ancestor, os.W_OK | os.X_OK):
-            raise BeirError(f"cannot create the output folder: {ancestor} is not writable")
+    _check_root_path(root)
     try:
         guard_outputs(
             [OutputPath(root, "output folder", "BEIR adaptation", folder=True)],
@@ -200,6 +184,27 @@ def check_output(
         raise _foreign(judgments, JUDGMENTS_NAME)
     if layout.id_map_path.exists():
         raise _foreign(layout.id_map_path, ID_MAP_NAME)
+
+
+def _check_root_path(root: Path) -> None:
+    """The output path itself: a short enough name, a folder or creatable as one."""
+    name = len(os.fsencode(root.name))
+    if name > MAX_NAME_BYTES:
+        raise BeirError(
+            f"the folder name is {name} bytes long (the limit is {MAX_NAME_BYTES})", path=root
+        )
+    if root.is_symlink() and not root.exists():
+        raise BeirError("output path is a broken symbolic link", path=root)
+    if root.exists() and not root.is_dir():
+        raise BeirError("output path exists and is not a folder", path=root)
+    if not root.exists():
+        ancestor = _first_existing_ancestor(root)
+        if not ancestor.is_dir():
+            raise BeirError(
+                f"cannot create the output folder: {ancestor} is not a folder", path=root
+            )
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            raise BeirError(f"cannot create the output folder: {ancestor} is not writable")
 
 
 def _within(root: Path, candidate: Path) -> Path:
