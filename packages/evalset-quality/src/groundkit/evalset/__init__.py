@@ -61,7 +61,7 @@ from groundkit.evalset._judge_prompt import (
     parse_reply,
 )
 from groundkit.evalset._judge_recorded import RecordedJudge
-from groundkit.evalset._notes import CAUTION, INFO, Note, NoteLevel
+from groundkit.evalset._notes import CAUTION, INFO, EvalsetNoteCode, Note, NoteLevel
 from groundkit.evalset._review import (
     VERDICT_KEY,
     Decision,
@@ -97,6 +97,7 @@ __all__ = [
     "DroppedDraft",
     "EvalSetError",
     "EvalSetQuality",
+    "EvalsetNoteCode",
     "Filter",
     "FilterChain",
     "FilterOutcome",

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from groundkit.evalset._closed_book import Answerer, closed_book_check
 from groundkit.evalset._errors import EvalSetError
-from groundkit.evalset._notes import CAUTION, INFO, Note, NoteLevel
+from groundkit.evalset._notes import CAUTION, INFO, EvalsetNoteCode, Note, NoteLevel
 from groundkit.evalset._pronouns import dangling_pronoun
 from groundkit.evalset._scores import ScoreInput, normalise_scores
 from groundkit.evalset._text import word_set, words
@@ -76,7 +76,7 @@ class Filter(ABC):
         """Split ``judgments`` into kept items and rejections (input order is preserved)."""
 
     def _note(self, level: NoteLevel, code: str, message: str) -> Note:
-        return Note(level=level, code=code, message=message, source=self.name)
+        return Note(level=level, code=EvalsetNoteCode(code), message=message, source=self.name)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
