@@ -6,26 +6,17 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.integration.hostile.conftest import FAST, make_dataset
+from tests.cli.test_cli_report_verify import two_stage_report
 
 import groundkit.harness._stats as stats_module
 from groundkit.cli import cli
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("family")
-    data = make_dataset(root / "data")
-    out = root / "run.json"
-    result = CliRunner().invoke(
-        cli,
-        [
-            "eval", "run", "--corpus", str(data.corpus), "--judgments", str(data.judgments),
-            "--report", str(out), "--no-items", "--stage", "whole=bm25@document", *FAST,
-        ],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    return out
+def report(request: pytest.FixtureRequest) -> Path:
+    # The report-verification tests' two-stage report, built once for both modules' needs.
+    path: Path = request.getfixturevalue(two_stage_report.__name__)
+    return path
 
 
 def _count_families(monkeypatch: pytest.MonkeyPatch) -> list[int]:
