@@ -109,7 +109,13 @@ from groundkit.judgments._report import (
     StageReport,
     UnlocatedHit,
 )
-from groundkit.judgments._report_adjudication import AdjudicatedStage, AdjudicationInfo
+from groundkit.judgments._report_adjudication import (
+    AdjudicatedStage,
+    AdjudicationInfo,
+    CalibrationFigures,
+    CalibrationStatus,
+    RateFigure,
+)
 from groundkit.judgments._report_cost import (
     COST_FIGURES,
     MEASURED_FIGURES,
@@ -180,6 +186,8 @@ __all__ = [
     "AdjudicatedStage",
     "AdjudicationInfo",
     "BootstrapSettings",
+    "CalibrationFigures",
+    "CalibrationStatus",
     "CharsChunker",
     "Chunk",
     "ChunkerConfig",
@@ -213,6 +221,7 @@ __all__ = [
     "ParagraphsChunker",
     "QueryInfo",
     "QueryResult",
+    "RateFigure",
     "ReportError",
     "ReportHit",
     "ReportNote",
