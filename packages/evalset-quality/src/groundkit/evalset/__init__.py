@@ -7,7 +7,7 @@ every system aces or a model answers without retrieval); ``Classifier`` labels q
 types; ``ReviewQueue`` drives a resumable human review; ``RelevanceJudge`` grades
 (query, passage) pairs 0–3 with any model, cached on disk, by majority of repeats;
 ``calibrate`` measures a judge against the set's own gold (a ``CalibrationCard``);
-``CandidateReview`` turns judged-relevant hits a person accepts into new gold quotes;
+``apply_candidate_decisions`` turns judged-relevant hits a person accepts into gold quotes;
 ``draft_questions`` drafts new items from corpus passages with any model.
 """
 
@@ -37,6 +37,14 @@ from groundkit.evalset._calibration_card import (
     find_card,
     judge_id,
     read_card,
+)
+from groundkit.evalset._candidates import (
+    CANDIDATE_SOURCE_KEY,
+    CandidateAction,
+    CandidateDecision,
+    CandidateLine,
+    apply_candidate_decisions,
+    read_candidates,
 )
 from groundkit.evalset._chain import MIN_KEPT, FilterChain, FilterResult, default_filters
 from groundkit.evalset._classify import (
@@ -105,6 +113,7 @@ from groundkit.evalset._version import (
 )
 
 __all__ = [
+    "CANDIDATE_SOURCE_KEY",
     "CARD_FORMAT",
     "CARD_VERSION",
     "CAUTION",
@@ -123,6 +132,9 @@ __all__ = [
     "CalibrationItem",
     "CalibrationSample",
     "CalibrationStratum",
+    "CandidateAction",
+    "CandidateDecision",
+    "CandidateLine",
     "Classifier",
     "ClosedBookResult",
     "DanglingReferenceFilter",
@@ -163,6 +175,7 @@ __all__ = [
     "TooShortFilter",
     "UnresolvedEvidenceFilter",
     "__version__",
+    "apply_candidate_decisions",
     "assess",
     "build_card",
     "bump_set_version",
@@ -191,6 +204,7 @@ __all__ = [
     "passage_hash",
     "questions_needed",
     "rate_text",
+    "read_candidates",
     "read_card",
     "round_up",
     "set_version",
