@@ -1,4 +1,4 @@
-"""`grk eval calibrate` on the demo: a recorded judge, kappa by hand, the card, kill -9, bad input."""
+"""`grk eval calibrate` on the demo: recorded judge, kappa by hand, the card, kill -9, bad input."""
 
 from __future__ import annotations
 
@@ -14,7 +14,14 @@ import pytest
 from click.testing import CliRunner
 
 from groundkit.cli import cli
-from groundkit.evalset import card_path, draw_calibration_sample, read_card
+from groundkit.evalset import (
+    RecordedJudge,
+    RelevanceJudge,
+    calibrate,
+    card_path,
+    draw_calibration_sample,
+    read_card,
+)
 from groundkit.judgments import CalibrationStatus, Corpus, load_report
 
 STAGE = "bm25-chars200"
@@ -90,7 +97,8 @@ def test_card_kappa_by_hand_and_adjudicate_calibrated(demo: Path, tmp_path: Path
     assert result.exit_code == 0, result.output
     assert "UNCALIBRATED" in result.output
     info = load_report(tmp_path / "adj.json").adjudication
-    assert info is not None and info.calibration_status is CalibrationStatus.UNCALIBRATED
+    assert info is not None
+    assert info.calibration_status is CalibrationStatus.UNCALIBRATED
     assert info.calibration is None
 
     code, output = _calibrate(report, answers)
@@ -111,11 +119,25 @@ def test_card_kappa_by_hand_and_adjudicate_calibrated(demo: Path, tmp_path: Path
     assert card.figures.tpr.high == pytest.approx(centre + half, abs=1e-12)
     strata = {s.name: s for s in card.strata}
     assert (strata["positive"].sampled, strata["negative"].sampled) == (N_POS, N_NEG)
-    assert strata["positive"].population > N_POS and strata["negative"].population > N_NEG
-    assert card.usage.calls == 3 * (N_POS + N_NEG) and card.usage.cached == 0
+    assert strata["positive"].population > N_POS
+    assert strata["negative"].population > N_NEG
+    assert (card.usage.calls, card.usage.cached) == (3 * (N_POS + N_NEG), 0)
     assert f"kappa {kappa:.3f}" in output
     assert f"calls {3 * (N_POS + N_NEG)} (cached 0, failed 0)" in output
     assert all(i.rank >= 51 for i in card.items if i.stratum == "negative")
+    # From Python: the same sample, judge and figures.
+    loaded = load_report(report)
+    python_card = calibrate(
+        loaded,
+        Corpus.load(loaded.run.corpus_source or ""),
+        RelevanceJudge(RecordedJudge.from_file(answers), model=f"recorded:{answers.name}"),
+        report_name=report.name,
+        n_pos=N_POS,
+        n_neg=N_NEG,
+        seed=7,
+    )
+    assert python_card.figures == card.figures
+    assert python_card.items == card.items
 
     # Adjudication with the same judge now carries the card's figures.
     result = CliRunner().invoke(cli, adjudicate)
@@ -123,7 +145,8 @@ def test_card_kappa_by_hand_and_adjudicate_calibrated(demo: Path, tmp_path: Path
     assert "UNCALIBRATED" not in result.output
     assert f"CALIBRATED ({card_path(report, f'recorded:{answers.name}').name})" in result.output
     info = load_report(tmp_path / "adj.json").adjudication
-    assert info is not None and info.calibration_status is CalibrationStatus.CALIBRATED
+    assert info is not None
+    assert info.calibration_status is CalibrationStatus.CALIBRATED
     assert info.calibration == card.figures
     # Another judge (a different name) is not calibrated by this card.
     other = tmp_path / "other.jsonl"

@@ -57,7 +57,8 @@ def test_symmetric_and_at_most_one(pairs: list[tuple[bool, bool]]) -> None:
     try:
         kappa = cohen_kappa(a, b)
     except StatsError:
-        assert len(set(a)) == len(set(b)) == 1 and a[0] == b[0]
+        assert len(set(a)) == len(set(b)) == 1
+        assert a[0] == b[0]
         return
     assert kappa == pytest.approx(cohen_kappa(b, a))
     assert -1.0 - 1e-12 <= kappa <= 1.0 + 1e-12
