@@ -187,3 +187,29 @@ def test_other_corpus_or_output_over_input_refused(
     assert result.exit_code == 2, result.output
     assert len(result.output.strip().splitlines()) == 1
     assert _state(tmp_path) == before
+
+
+def test_decisions_file_recorded_and_checked(adjudicated: dict[str, Path], tmp_path: Path) -> None:
+    judgments = _copy(adjudicated, tmp_path)
+    flagged = _flagged(adjudicated["list"])
+    span = ("query_id", "doc", "start", "end")
+    rows = [{"action": "accept", **{k: flagged[0][k] for k in span}}]
+    rows.append({"action": "reject", **{k: flagged[1][k] for k in span}})
+    decisions = tmp_path / "decisions.jsonl"
+    decisions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "more.jsonl"
+    result = _review(adjudicated, judgments, out, "--decisions", str(decisions))
+    assert result.exit_code == 0, result.output
+    assert f"2/{len(flagged)} decided, 1 accepted as gold" in result.output
+    new = {j.query_id: j for j in load_judgments(out)}
+    old = {j.query_id: j for j in load_judgments(judgments)}
+    assert sum(len(new[q].gold) - len(old[q].gold) for q in old) == 1
+    # A decision on a span that is no candidate: exit 2, nothing recorded or written.
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({**rows[0], "start": 0, "end": 1}) + "\n")
+    before = _state(tmp_path)
+    result = _review(adjudicated, judgments, out, "--decisions", str(bad))
+    assert result.exit_code == 2, result.output
+    assert "not a candidate of the list" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert _state(tmp_path) == before

@@ -8,8 +8,10 @@ file: the input is never replaced) are written atomically when the review ends o
 the input plus every accepted span as a grade-1 gold quote, so a killed review leaves the old
 output or the new one, and the journal keeps every decision made.
 
-``--accept-all-judged-relevant`` decides without a person: every undecided flagged candidate
-is accepted (decisions already in the journal stand).
+Two ways decide without a person: ``--accept-all-judged-relevant`` accepts every undecided
+flagged candidate (decisions already in the journal stand); ``--decisions FILE`` records the
+decisions written in FILE (JSON lines of ``CandidateDecision``: ``action`` accept, reject or
+skip, ``query_id``, ``doc``, ``start``, ``end``), all checked before the first is recorded.
 
 Journal format: line 1 is a header binding the journal to its judgments and list
 (``{"kind": "groundkit-candidate-journal", "version": 1, "judgments_fingerprint": ...,
@@ -175,8 +177,12 @@ def run_candidate_review(
     output: Path,
     *,
     accept_all: bool,
+    given: Sequence[CandidateDecision] | None = None,
 ) -> int:
     """Review the flagged candidates; write the judgments with accepted quotes to ``output``.
+
+    ``accept_all`` accepts every undecided candidate; ``given`` decisions (``--decisions``)
+    are recorded as they are, in order, with no question asked.
 
     Returns:
         The number of decisions made in this session.
@@ -202,15 +208,26 @@ def run_candidate_review(
         )
     except EvalSetError as error:
         raise InputError(f"{list_path}: {error}") from None
+    if given is not None:
+        try:  # every given decision is checked before one is recorded
+            apply_candidate_decisions(judgments, flagged, given, corpus)
+        except EvalSetError as error:
+            raise InputError(f"--decisions: {error}") from None
     decided = {d.key for d in logged}
     pending = [c for c in flagged if c.key not in decided]
     if logged:
         click.echo(f"resuming: {len(decided)} of {len(flagged)} decided ({journal.path})")
     else:
         click.echo(f"{len(flagged)} candidate(s) judged relevant; decisions go to {journal.path}")
-    made, finished = _decide(
-        pending, corpus, {j.query_id: j for j in judgments}, journal, accept_all
-    )
+    if given is None:
+        made, finished = _decide(
+            pending, corpus, {j.query_id: j for j in judgments}, journal, accept_all
+        )
+    else:
+        made = list(given)
+        for decision in made:
+            journal.append(decision)
+        finished = {d.key for d in made} >= {c.key for c in pending}
     decisions = logged + made
     result = apply_candidate_decisions(judgments, flagged, decisions, corpus)
     with output_set([output]) as outputs:

@@ -1,4 +1,4 @@
-"""`grk evalset assess|filter|classify|review|generate`: check and improve an eval set.
+"""`grk evalset assess|filter|classify|generate`: check and improve an eval set.
 
 Exit codes: 0 done, 1 a caution with ``--strict`` or a model endpoint failure, 2 bad input (one
 line naming the file, line or id).
@@ -21,13 +21,11 @@ from groundkit.cli._compare_report import load_checked_report
 from groundkit.cli._console import make_console
 from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import InputError, StageFailedError
-from groundkit.cli._evalset_candidates import candidate_journal_path, run_candidate_review
 from groundkit.cli._evalset_render import (
     render_distribution,
     render_filter_result,
     render_quality,
 )
-from groundkit.cli._evalset_review import default_output, journal_path, run_review
 from groundkit.cli._llm_client import ChatClient, client_from_options
 from groundkit.cli._outputs import force_option, guard, output_set
 from groundkit.cli._types import FiniteFloatRange
@@ -39,14 +37,12 @@ from groundkit.evalset import (
     assess,
     default_filters,
     draft_questions,
-    read_candidates,
     split_passages,
     type_distribution,
 )
 from groundkit.judgments import (
     Corpus,
     Judgment,
-    JudgmentError,
     judgments_text,
     load_judgments,
     resolve_judgments,
@@ -57,7 +53,6 @@ __all__ = [
     "classify_command",
     "filter_command",
     "generate_command",
-    "review_command",
 ]
 
 _PATH = click.Path(path_type=Path)
@@ -279,100 +274,6 @@ def classify_command(
         with output_set([out]) as outputs:
             outputs.write_text(out, text)
         console.print(f"wrote {len(labelled)} item(s) to {out}")
-
-
-@click.command("review", short_help="Review items one key at a time (resumable).")
-@describe_option("judgments")
-@click.argument("judgments", type=_PATH)
-@click.option(
-    "--out",
-    "-o",
-    type=_PATH,
-    help="Where to write the reviewed set (default: <JUDGMENTS stem>.reviewed.jsonl beside it).",
-)
-@click.option("--reviewed-key", default="reviewed", show_default=True, help="meta key of reviews.")
-@click.option(
-    "--candidates",
-    "candidates_path",
-    type=_PATH,
-    default=None,
-    help="Review the judged-relevant hits of an adjudication list (grk eval adjudicate --list) "
-    "instead: each accepted span becomes a new gold quote.",
-)
-@click.option(
-    "--corpus",
-    "corpus_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="With --candidates: the corpus the list was judged on (the quotes' text).",
-)
-@click.option(
-    "--accept-all-judged-relevant",
-    "accept_all",
-    is_flag=True,
-    help="With --candidates: accept every undecided candidate without asking (for scripts).",
-)
-@force_option
-def review_command(
-    judgments: Path,
-    out: Path | None,
-    reviewed_key: str,
-    candidates_path: Path | None,
-    corpus_path: Path | None,
-    accept_all: bool,
-    force: bool,
-) -> None:
-    """Review the unreviewed items of JUDGMENTS one key at a time.
-
-    Keys: a accept, r reject, R reject with a reason, s skip, e edit (question, first quote,
-    grade), t type, u undo, q quit, ? help. Each decision is saved at once to a journal beside
-    the output (<out stem>.decisions.jsonl); run the same command again to resume. Rejected and
-    skipped items leave the set; accepted and edited ones get meta.reviewed and meta.verdict.
-
-    With --candidates LIST --corpus CORPUS: show each hit the judge found relevant but no gold
-    covers (keys: a accept as gold, r reject, s skip, q quit; journal <out stem>.candidates.jsonl,
-    resumable); the output is JUDGMENTS plus every accepted span as a grade-1 gold quote.
-    """
-    output = default_output(judgments) if out is None else out
-    if candidates_path is not None:
-        _review_candidates(judgments, candidates_path, corpus_path, output, accept_all, force)
-        return
-    if corpus_path is not None or accept_all:
-        raise InputError("--corpus and --accept-all-judged-relevant go with --candidates only")
-    guard(
-        [("--out", output, "judgments file"), ("journal", journal_path(output), "review journal")],
-        [("JUDGMENTS", judgments)],
-        force=force,
-        appends=["journal"],
-    )
-    items = load_judgments(judgments)
-    run_review(items, output, reviewed_key=reviewed_key)
-
-
-def _review_candidates(
-    judgments: Path,
-    candidates_path: Path,
-    corpus_path: Path | None,
-    output: Path,
-    accept_all: bool,
-    force: bool,
-) -> None:
-    if corpus_path is None:
-        raise InputError("--candidates needs --corpus: the corpus the list was judged on")
-    journal = candidate_journal_path(output)
-    guard(
-        [("--out", output, "judgments file"), ("journal", journal, "candidate journal")],
-        [("JUDGMENTS", judgments), ("--candidates", candidates_path), ("--corpus", corpus_path)],
-        force=force,
-        appends=["journal"],
-    )
-    items = load_judgments(judgments)
-    try:
-        candidates = read_candidates(candidates_path)
-        corpus = Corpus.load(corpus_path)
-    except JudgmentError as error:
-        raise InputError(str(error)) from None
-    run_candidate_review(items, candidates, candidates_path, corpus, output, accept_all=accept_all)
 
 
 @contextmanager

@@ -187,8 +187,8 @@ from groundkit.cli._evalset_cmd import (  # noqa: E402
     classify_command,
     filter_command,
     generate_command,
-    review_command,
 )
+from groundkit.cli._evalset_review_cmd import review_command  # noqa: E402
 from groundkit.cli._report_cmd import report_command  # noqa: E402
 
 beir_group.add_command(adapt_command)

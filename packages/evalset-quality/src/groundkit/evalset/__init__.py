@@ -44,6 +44,7 @@ from groundkit.evalset._candidates import (
     CandidateDecision,
     CandidateLine,
     apply_candidate_decisions,
+    read_candidate_decisions,
     read_candidates,
 )
 from groundkit.evalset._chain import MIN_KEPT, FilterChain, FilterResult, default_filters
@@ -204,6 +205,7 @@ __all__ = [
     "passage_hash",
     "questions_needed",
     "rate_text",
+    "read_candidate_decisions",
     "read_candidates",
     "read_card",
     "round_up",

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -26,6 +26,7 @@ __all__ = [
     "CandidateDecision",
     "CandidateLine",
     "apply_candidate_decisions",
+    "read_candidate_decisions",
     "read_candidates",
 ]
 
@@ -34,6 +35,7 @@ CandidateAction = Literal["accept", "reject", "skip"]
 CANDIDATE_SOURCE_KEY = "gold_added_from_candidates"
 
 SpanKey = tuple[str, str, int, int]
+_Row = TypeVar("_Row", bound=BaseModel)
 
 
 class CandidateLine(BaseModel):
@@ -76,6 +78,24 @@ class CandidateDecision(BaseModel):
         return (self.query_id, self.doc, self.start, self.end)
 
 
+def _rows(path: Path, model: type[_Row], what: str) -> Iterator[tuple[int, _Row]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise EvalSetError(f"cannot read {path}: {error}") from None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            yield number, model.model_validate(json.loads(raw))
+        except json.JSONDecodeError:
+            raise EvalSetError(f"{path}:{number}: not a JSON object") from None
+        except ValidationError as error:
+            raise EvalSetError(
+                f"{path}:{number}: not {what} line: {format_validation_error(error)}"
+            ) from None
+
+
 def read_candidates(path: Path) -> list[CandidateLine]:
     """The lines of an adjudication list, in order, one per distinct (query, span).
 
@@ -83,26 +103,24 @@ def read_candidates(path: Path) -> list[CandidateLine]:
         EvalSetError: The file cannot be read, or a line is not a list line (names the
             file and line).
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise EvalSetError(f"cannot read candidate list {path}: {error}") from None
     found: dict[SpanKey, CandidateLine] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            line = CandidateLine.model_validate(json.loads(raw))
-        except json.JSONDecodeError:
-            raise EvalSetError(f"{path}:{number}: not a JSON object") from None
-        except ValidationError as error:
-            raise EvalSetError(
-                f"{path}:{number}: not an adjudication list line: {format_validation_error(error)}"
-            ) from None
+    for number, line in _rows(path, CandidateLine, "an adjudication list"):
         if line.end <= line.start:
             raise EvalSetError(f"{path}:{number}: empty span {line.start}-{line.end}")
         found.setdefault(line.key, line)
     return list(found.values())
+
+
+def read_candidate_decisions(path: Path) -> list[CandidateDecision]:
+    """Decisions written down beforehand, in order (the latest on a candidate counts).
+
+    Each line is one JSON object: ``action``, ``query_id``, ``doc``, ``start``, ``end``.
+
+    Raises:
+        EvalSetError: The file cannot be read or a line is not a decision (names the
+            file and line).
+    """
+    return [decision for _, decision in _rows(path, CandidateDecision, "a candidate decision")]
 
 
 def _quote(line: CandidateLine, corpus: Mapping[str, str]) -> str:
