@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -16,24 +17,53 @@ from groundkit.cli._compare_report import load_checked_report
 from groundkit.cli._console import make_console, render_notes
 from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import InputError
-from groundkit.cli._judge_client import build_judge_client
+from groundkit.cli._judge_client import JudgeSettings, build_judge, judge_options, usage_line
 from groundkit.cli._outputs import force_option, guard, output_set
-from groundkit.evalset import PROMPT_VERSION, RELEVANT_GRADE, PairVerdict, RelevanceJudge
+from groundkit.evalset import (
+    PROMPT_VERSION,
+    RELEVANT_GRADE,
+    CalibrationCard,
+    JudgeUsage,
+    PairVerdict,
+    card_path,
+    figures_text,
+    find_card,
+)
 from groundkit.harness._adjudicate import Candidate, adjudicated_report, unjudged_hits
 from groundkit.judgments import (
     AdjudicationInfo,
+    CalibrationStatus,
     Corpus,
     EvalReport,
     JudgmentError,
     checked_report_json,
 )
 
-__all__ = ["adjudicate_command"]
+__all__ = ["adjudicate_command", "calibration_line", "report_corpus"]
+
+_USAGE = {"calls", "cached", "failed", "tokens", "seconds"}
+
+
+def calibration_line(info: AdjudicationInfo) -> str:
+    """UNCALIBRATED, or the card's kappa, TPR and TNR (from the typed status, not the text)."""
+    figures = info.calibration
+    if info.calibration_status is CalibrationStatus.UNCALIBRATED or figures is None:
+        return (
+            f"UNCALIBRATED: no calibration card of {info.judge} beside the report; run "
+            "`grk eval calibrate` with the same judge"
+        )
+    return f"CALIBRATED ({info.calibration_card}): {figures_text(figures)}"
+
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
-def _corpus(report: EvalReport, path: Path | None) -> Corpus:
+def report_corpus(report: EvalReport, path: Path | None) -> Corpus:
+    """The report's corpus (``path`` or the recorded one), checked by its fingerprint.
+
+    Raises:
+        InputError: No corpus recorded, unreadable, or another corpus than the report's.
+    """
     source = path if path is not None else report.run.corpus_source
     if source is None:
         raise InputError("the report records no corpus: give --corpus")
@@ -46,6 +76,16 @@ def _corpus(report: EvalReport, path: Path | None) -> Corpus:
             f"--corpus {source}: not the corpus the report was run on (its fingerprint differs)"
         )
     return corpus
+
+
+def _calibration(card: CalibrationCard | None, report_path: Path, judge: str) -> dict[str, Any]:
+    if card is None:
+        return {"calibration_status": CalibrationStatus.UNCALIBRATED}
+    return {
+        "calibration_status": CalibrationStatus.CALIBRATED,
+        "calibration_card": card_path(report_path, judge).name,
+        "calibration": card.figures,
+    }
 
 
 def _list_line(candidate: Candidate, verdict: PairVerdict, relevant_grade: int) -> str:
@@ -79,43 +119,7 @@ def _list_line(candidate: Candidate, verdict: PairVerdict, relevant_grade: int) 
     type=click.IntRange(min=1),
     help="Judge the first k hits of each query.",
 )
-@click.option(
-    "--judge",
-    "judge_spec",
-    required=True,
-    help="http (with --model/--base-url), recorded:FILE or python:MODULE:FUNCTION.",
-)
-@click.option("--model", default=None, help="Model name (--judge http).")
-@click.option("--base-url", default=None, help="OpenAI-compatible endpoint root (--judge http).")
-@click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
-@click.option(
-    "--timeout",
-    default=60.0,
-    show_default=True,
-    type=click.FloatRange(min=0.001),
-    help="Seconds per call.",
-)
-@click.option(
-    "--retries",
-    default=2,
-    show_default=True,
-    type=click.IntRange(min=0),
-    help="Retries after a timeout or HTTP 429/5xx.",
-)
-@click.option(
-    "--repeats",
-    default=3,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Calls per hit; the majority decides.",
-)
-@click.option(
-    "--concurrency",
-    default=4,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Calls in flight at once.",
-)
+@judge_options
 @click.option(
     "--corpus",
     "corpus_path",
@@ -187,19 +191,15 @@ def adjudicate_command(
             report.stage(name)  # an unknown stage is named before the corpus is read
     except JudgmentError as error:
         raise InputError(f"{report_path}: {error}") from None
-    corpus = _corpus(report, corpus_path)
+    corpus = report_corpus(report, corpus_path)
+    settings = JudgeSettings(
+        judge_spec, model, base_url, api_key_env, timeout, retries, repeats, concurrency
+    )
     try:
         candidates = unjudged_hits(report, list(stages), k, corpus)
-        client, name, _ = build_judge_client(
-            judge_spec,
-            model=model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            timeout=timeout,
-            retries=retries,
-        )
-        judge = RelevanceJudge(
-            client, model=name, cache=cache, repeats=repeats, concurrency=concurrency
+        judge, name, model_name = build_judge(settings, cache)
+        card = find_card(
+            report_path, report, judge=name, model=model_name, prompt_version=PROMPT_VERSION
         )
     except JudgmentError as error:
         raise InputError(str(error)) from None
@@ -222,6 +222,7 @@ def adjudicate_command(
         not_relevant=decided.count(False),
         undecided=decided.count(None),
         **run.usage.model_dump(),
+        **_calibration(card, report_path, name),
     )
     adjudicated = adjudicated_report(report, grades, info)
     text = checked_report_json(adjudicated)
@@ -244,10 +245,9 @@ def _print(report: EvalReport, info: AdjudicationInfo, out: Path, listed: Path) 
         highlight=False,
     )
     console.print(
-        f"calls {info.calls} (cached {info.cached}, failed {info.failed}), tokens "
-        f"{info.tokens}, seconds {info.seconds:.2f}",
-        highlight=False,
+        usage_line(JudgeUsage.model_validate(info.model_dump(include=_USAGE))), highlight=False
     )
+    console.print(calibration_line(info), highlight=False)
     for stage in report.stages:
         if stage.adjudicated is None or stage.error is not None:
             continue

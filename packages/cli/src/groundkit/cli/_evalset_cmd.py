@@ -1,4 +1,4 @@
-"""`grk evalset assess|filter|classify|review|generate`: check and improve an eval set.
+"""`grk evalset assess|filter|classify|generate`: check and improve an eval set.
 
 Exit codes: 0 done, 1 a caution with ``--strict`` or a model endpoint failure, 2 bad input (one
 line naming the file, line or id).
@@ -26,7 +26,6 @@ from groundkit.cli._evalset_render import (
     render_filter_result,
     render_quality,
 )
-from groundkit.cli._evalset_review import default_output, journal_path, run_review
 from groundkit.cli._llm_client import ChatClient, client_from_options
 from groundkit.cli._outputs import force_option, guard, output_set
 from groundkit.cli._types import FiniteFloatRange
@@ -54,7 +53,6 @@ __all__ = [
     "classify_command",
     "filter_command",
     "generate_command",
-    "review_command",
 ]
 
 _PATH = click.Path(path_type=Path)
@@ -276,36 +274,6 @@ def classify_command(
         with output_set([out]) as outputs:
             outputs.write_text(out, text)
         console.print(f"wrote {len(labelled)} item(s) to {out}")
-
-
-@click.command("review", short_help="Review items one key at a time (resumable).")
-@describe_option("judgments")
-@click.argument("judgments", type=_PATH)
-@click.option(
-    "--out",
-    "-o",
-    type=_PATH,
-    help="Where to write the reviewed set (default: <JUDGMENTS stem>.reviewed.jsonl beside it).",
-)
-@click.option("--reviewed-key", default="reviewed", show_default=True, help="meta key of reviews.")
-@force_option
-def review_command(judgments: Path, out: Path | None, reviewed_key: str, force: bool) -> None:
-    """Review the unreviewed items of JUDGMENTS one key at a time.
-
-    Keys: a accept, r reject, R reject with a reason, s skip, e edit (question, first quote,
-    grade), t type, u undo, q quit, ? help. Each decision is saved at once to a journal beside
-    the output (<out stem>.decisions.jsonl); run the same command again to resume. Rejected and
-    skipped items leave the set; accepted and edited ones get meta.reviewed and meta.verdict.
-    """
-    output = default_output(judgments) if out is None else out
-    guard(
-        [("--out", output, "judgments file"), ("journal", journal_path(output), "review journal")],
-        [("JUDGMENTS", judgments)],
-        force=force,
-        appends=["journal"],
-    )
-    items = load_judgments(judgments)
-    run_review(items, output, reviewed_key=reviewed_key)
 
 
 @contextmanager

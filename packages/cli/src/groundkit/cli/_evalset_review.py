@@ -35,7 +35,14 @@ from groundkit.judgments import (
     shown_path,
 )
 
-__all__ = ["JOURNAL_KIND", "ReviewJournal", "default_output", "journal_path", "run_review"]
+__all__ = [
+    "JOURNAL_KIND",
+    "ReviewJournal",
+    "default_output",
+    "journal_path",
+    "read_key",
+    "run_review",
+]
 
 JOURNAL_KIND = "groundkit-review-journal"
 _JOURNAL_VERSION = 1
@@ -176,7 +183,7 @@ def _show(judgment: Judgment, position: str) -> None:
     click.echo(_HELP)
 
 
-def _read_key() -> str:
+def read_key() -> str:
     """One key press; from standard input when there is no terminal to put in raw mode.
 
     ``click.getchar`` opens the controlling terminal when standard input is not one; without
@@ -214,7 +221,7 @@ def _prompt_edit(queue: ReviewQueue, current: Judgment) -> None:
 def _prompt_type(queue: ReviewQueue) -> None:
     listing = "  ".join(f"{number}) {name}" for number, name in enumerate(QUESTION_TYPES, 1))
     click.echo(f"type: {listing}  (any other key: cancel)")
-    key = _read_key()
+    key = read_key()
     if key.isdigit() and 1 <= int(key) <= len(QUESTION_TYPES):
         queue.mark(QUESTION_TYPES[int(key) - 1])
         click.echo(f"type set to {QUESTION_TYPES[int(key) - 1]}")
@@ -269,7 +276,7 @@ def run_review(judgments: list[Judgment], output: Path, *, reviewed_key: str) ->
         else:
             _show(current, f"{queue.progress().done + 1}/{total}")
         try:
-            key = _read_key()
+            key = read_key()
         except (EOFError, KeyboardInterrupt) as stop:
             interrupted = isinstance(stop, KeyboardInterrupt)
             key = "q"

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import click
 
 from groundkit.cli._errors import InputError
 from groundkit.cli._llm_client import (
@@ -27,11 +31,22 @@ from groundkit.evalset import (
     JudgeClient,
     JudgeReply,
     JudgeRequest,
+    JudgeUsage,
     RecordedJudge,
+    RelevanceJudge,
     callable_judge,
 )
 
-__all__ = ["JudgeChoice", "build_judge_client", "http_judge"]
+__all__ = [
+    "JudgeChoice",
+    "JudgeSettings",
+    "build_judge",
+    "build_judge_client",
+    "choose_client",
+    "http_judge",
+    "judge_options",
+    "usage_line",
+]
 
 JudgeChoice = tuple[JudgeClient, str, ChatClient | None]
 """The client, the name it is cached under, and the HTTP client when there is one."""
@@ -99,3 +114,116 @@ def _import(target: str) -> Callable[[str, str], object]:
     if not callable(function):
         raise InputError(f"--judge python:{target}: {module_name} has no function {name!r}")
     return function  # type: ignore[no-any-return]
+
+
+def judge_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every judging command shares: the judge, its endpoint, repeats, cache."""
+    options = [
+        click.option(
+            "--judge",
+            "judge_spec",
+            required=True,
+            help="http (with --model/--base-url), recorded:FILE or python:MODULE:FUNCTION.",
+        ),
+        click.option("--model", default=None, help="Model name (--judge http)."),
+        click.option(
+            "--base-url", default=None, help="OpenAI-compatible endpoint root (--judge http)."
+        ),
+        click.option("--api-key-env", default=None, help="Environment variable holding the key."),
+        click.option(
+            "--timeout",
+            default=60.0,
+            show_default=True,
+            type=click.FloatRange(min=0.001),
+            help="Seconds per call.",
+        ),
+        click.option(
+            "--retries",
+            default=2,
+            show_default=True,
+            type=click.IntRange(min=0),
+            help="Retries after a timeout or HTTP 429/5xx.",
+        ),
+        click.option(
+            "--repeats",
+            default=3,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Calls per hit; the majority decides.",
+        ),
+        click.option(
+            "--concurrency",
+            default=4,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Calls in flight at once.",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """The shared judge options of a command, as given."""
+
+    spec: str
+    model: str | None
+    base_url: str | None
+    api_key_env: str | None
+    timeout: float
+    retries: int
+    repeats: int
+    concurrency: int
+
+
+def choose_client(settings: JudgeSettings) -> JudgeChoice:
+    """The client of the options (no call is made).
+
+    Raises:
+        InputError: See :func:`build_judge_client`.
+    """
+    return build_judge_client(
+        settings.spec,
+        model=settings.model,
+        base_url=settings.base_url,
+        api_key_env=settings.api_key_env,
+        timeout=settings.timeout,
+        retries=settings.retries,
+    )
+
+
+def build_judge(
+    settings: JudgeSettings, cache: Path, choice: JudgeChoice | None = None
+) -> tuple[RelevanceJudge, str, str]:
+    """The judge of the options, its name (cache and card key) and its model name.
+
+    Args:
+        settings: The options.
+        cache: The judge's cache file.
+        choice: The client already chosen by :func:`choose_client` (default: choose it).
+
+    Raises:
+        InputError: See :func:`build_judge_client`; a cache that is not a judge cache.
+    """
+    client, name, chat = choose_client(settings) if choice is None else choice
+    try:
+        judge = RelevanceJudge(
+            client,
+            model=name,
+            cache=cache,
+            repeats=settings.repeats,
+            concurrency=settings.concurrency,
+        )
+    except EvalSetError as error:
+        raise InputError(str(error)) from None
+    return judge, name, chat.model if chat is not None else name
+
+
+def usage_line(usage: JudgeUsage) -> str:
+    """Calls, tokens and seconds of a judging run, as every judging command prints them."""
+    return (
+        f"calls {usage.calls} (cached {usage.cached}, failed {usage.failed}), tokens "
+        f"{usage.tokens}, seconds {usage.seconds:.2f}"
+    )

@@ -177,6 +177,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 from groundkit.cli._beir_cmd import adapt_command  # noqa: E402
 from groundkit.cli._diagnose_cmd import diagnose_command, track_record_command  # noqa: E402
 from groundkit.cli._eval_adjudicate_cmd import adjudicate_command  # noqa: E402
+from groundkit.cli._eval_calibrate_cmd import calibrate_command  # noqa: E402
 from groundkit.cli._eval_cmd import compare_command, demo_command, trec_command  # noqa: E402
 from groundkit.cli._eval_export import export_command  # noqa: E402
 from groundkit.cli._eval_reproduce_cmd import reproduce_command  # noqa: E402
@@ -186,8 +187,8 @@ from groundkit.cli._evalset_cmd import (  # noqa: E402
     classify_command,
     filter_command,
     generate_command,
-    review_command,
 )
+from groundkit.cli._evalset_review_cmd import review_command  # noqa: E402
 from groundkit.cli._report_cmd import report_command  # noqa: E402
 
 beir_group.add_command(adapt_command)
@@ -202,6 +203,7 @@ eval_group.add_command(report_command)
 eval_group.add_command(trec_command)
 eval_group.add_command(export_command)
 eval_group.add_command(adjudicate_command)
+eval_group.add_command(calibrate_command)
 
 evalset_group.add_command(assess_command)
 evalset_group.add_command(filter_command)

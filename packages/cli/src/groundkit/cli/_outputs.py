@@ -35,9 +35,13 @@ _HTML_MARK = b'<meta name="generator" content="groundkit'
 
 
 def _is_html_report(path: Path) -> bool:
+    return _has_mark(path, _HTML_MARK)
+
+
+def _has_mark(path: Path, mark: bytes) -> bool:
     try:
         with path.open("rb") as handle:
-            return _HTML_MARK in handle.read(4096)
+            return mark in handle.read(4096)
     except OSError:
         return False
 
@@ -56,6 +60,7 @@ KINDS: dict[str, Callable[[Path], bool]] = {
     "track record": _jsonl_with("record", "format"),
     "adjudication list": _jsonl_with("query_id", "doc", "majority", "grades"),
     "judge cache": _jsonl_with("format", "key", "repeat", "grade"),
+    "calibration card": lambda path: _has_mark(path, b'"groundkit-calibration-card"'),
 }
 """Each kind of output and how an existing file is recognised as one (and may be replaced).
 

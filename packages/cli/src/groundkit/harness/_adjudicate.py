@@ -15,11 +15,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from groundkit.evalset import figures_text
 from groundkit.harness._errors import HarnessError
 from groundkit.harness._stats import aggregate, holm_by_member, report_family, stage_comparison
 from groundkit.judgments import (
     AdjudicatedStage,
     AdjudicationInfo,
+    CalibrationStatus,
     EvalReport,
     MetricAggregate,
     NoteCode,
@@ -258,13 +260,20 @@ def _adjudicated_comparisons(
     return found
 
 
+def _calibration_text(info: AdjudicationInfo) -> str:
+    figures = info.calibration
+    if info.calibration_status is CalibrationStatus.UNCALIBRATED or figures is None:
+        return "UNCALIBRATED: the judge is not calibrated on this eval set (grk eval calibrate)."
+    return f"calibrated on this eval set ({info.calibration_card}): {figures_text(figures)}."
+
+
 def _adjudication_note(info: AdjudicationInfo) -> ReportNote:
     text = (
         f"Adjudicated by {info.judge} (prompt {info.prompt_version}, {info.repeats} "
         f"repeat{'s' if info.repeats > 1 else ''}, majority grade >= {info.relevant_grade} "
         f"relevant) on the top {info.k} hits of {', '.join(info.stages)}: {info.judged_hits} "
         f"unjudged hits, {info.relevant} relevant, {info.not_relevant} not, {info.undecided} "
-        "undecided. Adjudicated scores sit beside the strict ones, which are unchanged; the "
-        "judge is not calibrated on this eval set."
+        "undecided. Adjudicated scores sit beside the strict ones, which are unchanged; "
+        + _calibration_text(info)
     )
     return ReportNote(code=NoteCode.ADJUDICATED, level="caution", text=text)

@@ -110,7 +110,13 @@ from groundkit.judgments._report import (
     StageReport,
     UnlocatedHit,
 )
-from groundkit.judgments._report_adjudication import AdjudicatedStage, AdjudicationInfo
+from groundkit.judgments._report_adjudication import (
+    AdjudicatedStage,
+    AdjudicationInfo,
+    CalibrationFigures,
+    CalibrationStatus,
+    RateFigure,
+)
 from groundkit.judgments._report_cost import (
     COST_FIGURES,
     MEASURED_FIGURES,
@@ -182,6 +188,8 @@ __all__ = [
     "AdjudicatedStage",
     "AdjudicationInfo",
     "BootstrapSettings",
+    "CalibrationFigures",
+    "CalibrationStatus",
     "CharsChunker",
     "Chunk",
     "ChunkerConfig",
@@ -216,6 +224,7 @@ __all__ = [
     "ParagraphsChunker",
     "QueryInfo",
     "QueryResult",
+    "RateFigure",
     "ReportError",
     "ReportHit",
     "ReportNote",

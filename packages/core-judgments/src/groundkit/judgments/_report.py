@@ -42,7 +42,7 @@ __all__ = [
     "UnlocatedHit",
 ]
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 """Version of the report format written by this package (``major.minor``).
 
 1.1 added ``StageReport.unlocated`` (hits given as text that could not be located) and the
@@ -50,8 +50,9 @@ verdict engine's full record of each comparison (``StageComparison.decision`` an
 beside it, ``MetricAggregate.method``, the multiplicity settings); 1.2 the typed note records;
 1.3 judged@k (``StageReport.judged``), adjudication (``ReportHit.adjudicated_grade``,
 ``StageReport.adjudicated``, ``EvalReport.adjudication``) and ``StageReport.cost`` (time,
-latency per query, model use, memory and priced money), all optional with defaults. Older
-reports are read as they are."""
+latency per query, model use, memory and priced money), all optional with defaults; 1.4 the
+judge's calibration in ``AdjudicationInfo`` (``calibration_status``, ``calibration_card``,
+``calibration``: uncalibrated by default). Older reports are read as they are."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

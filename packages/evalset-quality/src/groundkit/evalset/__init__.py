@@ -6,11 +6,47 @@ would mislead (too short, dangling references, unresolved evidence, near-duplica
 every system aces or a model answers without retrieval); ``Classifier`` labels question
 types; ``ReviewQueue`` drives a resumable human review; ``RelevanceJudge`` grades
 (query, passage) pairs 0–3 with any model, cached on disk, by majority of repeats;
+``calibrate`` measures a judge against the set's own gold (a ``CalibrationCard``);
+``apply_candidate_decisions`` turns judged-relevant hits a person accepts into gold quotes;
 ``draft_questions`` drafts new items from corpus passages with any model.
 """
 
 from groundkit.evalset.__about__ import __version__
 from groundkit.evalset._assess import EvalSetQuality, assess
+from groundkit.evalset._calibration import (
+    CalibrationHit,
+    CalibrationSample,
+    Stratum,
+    calibration_figures,
+    decisions_of,
+    draw_calibration_sample,
+    figures_text,
+    judge_sample,
+    rate_text,
+)
+from groundkit.evalset._calibration_card import (
+    CARD_FORMAT,
+    CARD_VERSION,
+    CalibrationCard,
+    CalibrationItem,
+    CalibrationStratum,
+    build_card,
+    calibrate,
+    card_path,
+    card_text,
+    find_card,
+    judge_id,
+    read_card,
+)
+from groundkit.evalset._candidates import (
+    CANDIDATE_SOURCE_KEY,
+    CandidateAction,
+    CandidateDecision,
+    CandidateLine,
+    apply_candidate_decisions,
+    read_candidate_decisions,
+    read_candidates,
+)
 from groundkit.evalset._chain import MIN_KEPT, FilterChain, FilterResult, default_filters
 from groundkit.evalset._classify import (
     QTYPE_SOURCE_KEY,
@@ -78,6 +114,9 @@ from groundkit.evalset._version import (
 )
 
 __all__ = [
+    "CANDIDATE_SOURCE_KEY",
+    "CARD_FORMAT",
+    "CARD_VERSION",
     "CAUTION",
     "INFO",
     "MIN_KEPT",
@@ -89,6 +128,14 @@ __all__ = [
     "UNLABELLED",
     "VERDICT_KEY",
     "Answerer",
+    "CalibrationCard",
+    "CalibrationHit",
+    "CalibrationItem",
+    "CalibrationSample",
+    "CalibrationStratum",
+    "CandidateAction",
+    "CandidateDecision",
+    "CandidateLine",
     "Classifier",
     "ClosedBookResult",
     "DanglingReferenceFilter",
@@ -126,25 +173,42 @@ __all__ = [
     "ReviewProgress",
     "ReviewQueue",
     "ScoreInput",
+    "Stratum",
     "TooShortFilter",
     "UnresolvedEvidenceFilter",
     "__version__",
+    "apply_candidate_decisions",
     "assess",
+    "build_card",
     "bump_set_version",
+    "calibrate",
+    "calibration_figures",
     "call_key",
     "callable_judge",
+    "card_path",
+    "card_text",
     "closed_book_check",
     "dangling_pronoun",
+    "decisions_of",
     "default_filters",
     "discriminating_power",
     "draft_questions",
+    "draw_calibration_sample",
+    "figures_text",
+    "find_card",
     "heuristic_type",
+    "judge_id",
     "judge_prompt",
+    "judge_sample",
     "majority_grade",
     "normalise_type",
     "parse_reply",
     "passage_hash",
     "questions_needed",
+    "rate_text",
+    "read_candidate_decisions",
+    "read_candidates",
+    "read_card",
     "round_up",
     "set_version",
     "split_passages",

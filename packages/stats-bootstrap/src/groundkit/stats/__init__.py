@@ -9,6 +9,7 @@ and "too few queries" where no outcome could be significant. Every bad input rai
 """
 
 from groundkit.stats.__about__ import __version__
+from groundkit.stats._agreement import cohen_kappa
 from groundkit.stats._allpairs import AllPairsResult, PairResult, compare_all_pairs
 from groundkit.stats._bootstrap import (
     PERCENTILE_MIN_QUERIES,
@@ -78,6 +79,7 @@ __all__ = [
     "__version__",
     "bh_adjust",
     "bootstrap_interval",
+    "cohen_kappa",
     "compare_all_pairs",
     "compare_family",
     "compare_items",
