@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from groundkit.cli import _eval_cmd as eval_cmd
+from groundkit.cli import _eval_run as eval_run  # the demo reads dense_ready from it
 from groundkit.cli import cli
 from groundkit.harness import load_items
 from groundkit.judgments import check_report, load_report
@@ -58,7 +58,7 @@ def test_demo_without_arguments_writes_to_the_default_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(eval_cmd, "dense_ready", lambda: False)
+    monkeypatch.setattr(eval_run, "dense_ready", lambda: False)
     result = CliRunner().invoke(cli, ["eval", "demo"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "groundkit-demo" / "report.json").is_file()
@@ -69,7 +69,7 @@ def test_demo_without_arguments_writes_to_the_default_folder(
 def test_demo_refuses_dense_without_the_extra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(eval_cmd, "dense_ready", lambda: False)
+    monkeypatch.setattr(eval_run, "dense_ready", lambda: False)
     result = CliRunner().invoke(cli, ["eval", "demo", "--out", str(tmp_path), "--dense"])
     assert result.exit_code == 2
     assert "groundkit-cli[dense]" in result.output
@@ -86,7 +86,7 @@ def test_demo_out_must_be_a_folder(tmp_path: Path) -> None:
 @pytest.mark.dense
 @pytest.mark.slow
 def test_demo_with_dense_and_hybrid(tmp_path: Path) -> None:
-    if not eval_cmd.dense_ready():
+    if not eval_run.dense_ready():
         pytest.skip("the dense extra is not installed")
     result = CliRunner().invoke(cli, ["eval", "demo", "--out", str(tmp_path), "--resamples", "300"])
     assert result.exit_code == 0, result.output

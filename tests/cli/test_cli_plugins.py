@@ -273,9 +273,9 @@ def test_an_entry_point_plugin_runs_in_a_real_subprocess(
 @pytest.mark.dense
 @pytest.mark.slow
 def test_demo_rerank_measures_the_diagnosed_rerank_fix(tmp_path: Path) -> None:
-    from groundkit.cli import _eval_cmd
+    from groundkit.cli import _eval_run
 
-    if not _eval_cmd.dense_ready():
+    if not _eval_run.dense_ready():
         pytest.skip("the dense extra is not installed")
     out = tmp_path / "demo"
     runner = CliRunner()

@@ -130,7 +130,8 @@ def test_non_finite_score_is_refused() -> None:
 
 def test_later_minor_version_is_read_for_known_fields() -> None:
     data = _report_data()
-    data["schema_version"] = "1.7"
+    major, minor = SCHEMA_VERSION.split(".")
+    data["schema_version"] = f"{major}.{int(minor) + 7}"
     data["future_top"] = {"x": 1}
     data["run"]["future_run_field"] = "y"
     data["stages"][0]["queries"][0]["hits"][0]["future_hit_field"] = 3
@@ -151,12 +152,23 @@ def test_later_minor_version_is_read_for_known_fields() -> None:
 
 def test_later_major_version_is_refused_with_advice() -> None:
     data = _report_data()
-    data["schema_version"] = "2.0"
+    later = f"{int(SCHEMA_VERSION.split('.')[0]) + 1}.0"
+    data["schema_version"] = later
     with pytest.raises(ReportError, match="upgrade groundkit"):
         parse_report(data)
     problems = check_report(data)
     assert len(problems) == 1
-    assert "2.0" in problems[0]
+    assert later in problems[0]
+
+
+def test_every_1x_report_still_reads_under_2x() -> None:
+    data = _report_data()  # hits and scores inside each query: the 1.x layout
+    for version in ("1.0", "1.3"):
+        data["schema_version"] = version
+        assert parse_report(copy.deepcopy(data)).stages[0].queries[0].hits[0].score == 2.5
+    data["schema_version"] = "1.9"  # a later 1.x minor: read for the fields 1.3 knew
+    data["future_top"] = {"x": 1}
+    assert parse_report(copy.deepcopy(data)).stages[0].queries[0].hits[0].score == 2.5
 
 
 @pytest.mark.parametrize("version", [None, "1", "one.two", 1.0])

@@ -7,17 +7,11 @@ resamples of :class:`~groundkit.judgments.BootstrapSettings`, the depth of
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from groundkit.harness import (
-    CommandRetriever,
-    EvalSettings,
-    default_chunker,
-    default_headline_metrics,
-)
-from groundkit.judgments import BootstrapSettings, chunker_spec
+from groundkit.judgments import BootstrapSettings
 
 __all__ = [
     "DEFAULT_CHUNKERS",
@@ -59,12 +53,40 @@ def int_field_range(model: type[BaseModel], name: str) -> tuple[int | None, int 
 DEFAULT_RESAMPLES: int = field_default(BootstrapSettings, "resamples")
 DEFAULT_SEED: int = field_default(BootstrapSettings, "seed")
 DEFAULT_MULTIPLICITY: str = field_default(BootstrapSettings, "multiplicity")
-DEFAULT_DEPTH: int = field_default(EvalSettings, "depth")
-DEPTH_RANGE = int_field_range(EvalSettings, "depth")
-DEFAULT_MIN_OVERLAP: float = field_default(EvalSettings, "min_overlap_fraction")
-DEFAULT_COMMAND_TIMEOUT: float = field_default(CommandRetriever, "timeout")
-DEFAULT_METRICS = " ".join(default_headline_metrics("chunk"))
-DEFAULT_CHUNKERS = (
-    f"{chunker_spec(default_chunker('chunk'))}; "
-    f"{chunker_spec(default_chunker('document'))} at --level document"
-)
+
+if TYPE_CHECKING:
+    DEFAULT_DEPTH: int
+    DEPTH_RANGE: tuple[int | None, int | None]
+    DEFAULT_MIN_OVERLAP: float
+    DEFAULT_COMMAND_TIMEOUT: float
+    DEFAULT_METRICS: str
+    DEFAULT_CHUNKERS: str
+
+
+def _harness_defaults() -> dict[str, Any]:
+    from groundkit.harness import CommandRetriever, EvalSettings, default_chunker
+    from groundkit.harness import default_headline_metrics as headline
+    from groundkit.judgments import chunker_spec
+
+    return {
+        "DEFAULT_DEPTH": field_default(EvalSettings, "depth"),
+        "DEPTH_RANGE": int_field_range(EvalSettings, "depth"),
+        "DEFAULT_MIN_OVERLAP": field_default(EvalSettings, "min_overlap_fraction"),
+        "DEFAULT_COMMAND_TIMEOUT": field_default(CommandRetriever, "timeout"),
+        "DEFAULT_METRICS": " ".join(headline("chunk")),
+        "DEFAULT_CHUNKERS": (
+            f"{chunker_spec(default_chunker('chunk'))}; "
+            f"{chunker_spec(default_chunker('document'))} at --level document"
+        ),
+    }
+
+
+def __getattr__(name: str) -> Any:
+    # The harness's defaults need its config models: read when a command asks for one (PEP
+    # 562), so a command that needs only the bootstrap's defaults does not build them.
+    if name.startswith("DEFAULT") or name == "DEPTH_RANGE":
+        values = _harness_defaults()
+        globals().update(values)
+        if name in values:
+            return values[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -20,7 +20,6 @@ from typing import Any
 import click
 from pydantic import BaseModel
 
-from groundkit.harness import RunConfig, retriever_kind, retriever_kinds, run_config_from_dict
 from groundkit.judgments import (
     EvalReport,
     GoldEvidence,
@@ -285,12 +284,16 @@ retriever = { kind = "hybrid", stages = ["bm25", "dense"] }
 
 
 def _config_example() -> str:
+    from groundkit.harness import run_config_from_dict  # the config models: only when asked
+
     run_config_from_dict(tomllib.loads(_CONFIG_EXAMPLE))  # the example must be valid
     return _CONFIG_EXAMPLE
 
 
 def _config_schemas() -> list[Schema]:
     # A stage's retriever is validated by its kind's registered settings model: one table each.
+    from groundkit.harness import RunConfig, retriever_kind, retriever_kinds
+
     kinds = [retriever_kind(name).settings.model_json_schema() for name in retriever_kinds()]
     return [model_schema(RunConfig), *kinds]
 

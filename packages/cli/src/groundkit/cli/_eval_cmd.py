@@ -14,12 +14,6 @@ from typing import Any
 
 import click
 
-from groundkit.cli._compare_report import (
-    compare_report_all_pairs,
-    compare_report_stages,
-    render_all_pairs,
-    render_report_outcome,
-)
 from groundkit.cli._console import make_console, progress_option
 from groundkit.cli._cost_guardrail import (
     CostCheck,
@@ -41,31 +35,19 @@ from groundkit.cli._eval_compare import (
     render_items_outcome,
 )
 from groundkit.cli._eval_items import ALLOW_FLAG, check_same_gold, read_items_file, stage_rows
-from groundkit.cli._eval_run import (
-    command_record,
-    demo_config,
-    demo_data,
-    dense_ready,
-    execute,
-)
-from groundkit.cli._eval_trec import trec_eval_text
 from groundkit.cli._outputs import force_option, guard
-from groundkit.cli._track_record_cmd import record_compare_measurement  # track record
 from groundkit.diagnosis import FIXES  # track record
-from groundkit.harness import DENSE_INSTALL_HINT, MAX_RESAMPLES, default_headline_metrics
-from groundkit.judgments import load_report
+from groundkit.harness import MAX_RESAMPLES, default_headline_metrics
+
+# The report mode, the demo and trec import what they need in their bodies: comparing two
+# items files loads no harness pipeline, HTML or diagnosis (``grk eval compare`` starts fast).
 
 __all__ = ["compare_command", "demo_command", "trec_command"]
 
 # The harness's default headline metrics at both levels: shown when both files have them.
-DEFAULT_GUARDRAILS = [
-    *default_headline_metrics("chunk"),
-    *(
-        m
-        for m in default_headline_metrics("document")
-        if m not in default_headline_metrics("chunk")
-    ),
-]
+DEFAULT_GUARDRAILS = list(
+    dict.fromkeys([*default_headline_metrics("chunk"), *default_headline_metrics("document")])
+)
 
 _EXISTING_FILE = click.Path(exists=False, dir_okay=False, path_type=Path)
 
@@ -115,6 +97,8 @@ def trec_command(
     No compiled dependency: `grk eval trec qrels run | diff - expected` works against
     trec_eval's own expected outputs for the supported measures.
     """
+    from groundkit.cli._eval_trec import trec_eval_text
+
     text = trec_eval_text(
         qrels,
         run,
@@ -253,6 +237,14 @@ def compare_command(
     metric_guardrails, cost_guardrails = split_guardrails(guardrails)
     checks: list[CostCheck] = []
     if len(files) == 1:
+        from groundkit.cli._compare_report import (
+            compare_report_all_pairs,
+            compare_report_stages,
+            render_all_pairs,
+            render_report_outcome,
+        )
+        from groundkit.judgments import load_report
+
         for flag, value in (
             ("--stage-a", stage_a),
             ("--stage-b", stage_b),
@@ -364,6 +356,8 @@ def compare_command(
             render_items_outcome(console, items_outcome)
             render_cost_checks(console, checks)
         if track_record is not None:  # --- track record (groundkit.diagnosis) ---
+            from groundkit.cli._track_record_cmd import record_compare_measurement
+
             record_compare_measurement(
                 track_record,
                 applied=applied,
@@ -440,6 +434,9 @@ def demo_command(
     plus a rerank of the baseline, dense and hybrid retrieval when the dense extra is installed,
     then prints the comparison and writes the report and items to --out.
     """
+    from groundkit.cli._eval_run import command_record, demo_config, demo_data, dense_ready, execute
+    from groundkit.harness import DENSE_INSTALL_HINT
+
     console = make_console()
     use_dense = dense_ready() if dense is None else dense
     if use_dense and not dense_ready():

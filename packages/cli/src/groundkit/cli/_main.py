@@ -1,7 +1,9 @@
 """The root ``grk`` group, its sub-groups, and the error boundary of the whole CLI.
 
-Command modules define plain click commands; they are attached to the groups at the bottom of
-this module, so no command module imports this one (no import cycles).
+Command modules define plain click commands; the groups name them at the bottom of this module
+and import a command's module only when that command is asked for (its help or its run), so
+``grk --help`` loads no numpy, scipy or harness, and no command module imports this one (no
+import cycles).
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from importlib import import_module
 from types import FrameType
 from typing import Any
 
@@ -27,7 +30,6 @@ from groundkit.cli._errors import (
     UserInterruptError,
     debug_requested,
 )
-from groundkit.judgments import JudgmentError, RunFailure, shown_path
 
 __all__ = ["GroundkitGroup", "beir_group", "cli", "eval_group", "evalset_group", "main"]
 
@@ -44,6 +46,11 @@ class GroundkitGroup(click.Group):
     an internal error (exit 70), never as bad input. ``--debug`` prints the traceback.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_commands: dict[str, str] = {}
+        """Command name to ``"module:attribute"``: imported when the command is asked for."""
+
     def invoke(self, ctx: click.Context) -> Any:
         """Invoke the sub-command, translating bad-input errors."""
         try:
@@ -59,12 +66,9 @@ class GroundkitGroup(click.Group):
             # shared by nested groups, so each traceback is printed once.
             _show_traceback(ctx)
             raise
-        except (JudgmentError, UnicodeError) as exc:
+        except UnicodeError as exc:
             _show_traceback(ctx)
             raise InputError(" ".join(str(exc).split()) or type(exc).__name__) from exc
-        except RunFailure as exc:
-            _show_traceback(ctx)
-            raise StageFailedError(" ".join(str(exc).split())) from exc
         except KeyboardInterrupt as exc:
             _show_traceback(ctx)
             raise UserInterruptError("interrupted (Ctrl-C); the outputs are as they were") from exc
@@ -75,22 +79,43 @@ class GroundkitGroup(click.Group):
             # The system refused a read or a write the checks could not foresee (a full disk,
             # a file removed meanwhile): one line naming the file.
             _show_traceback(ctx)
+            from groundkit.judgments import shown_path  # a failed command has loaded it
+
             where = f"{shown_path(exc.filename)}: " if exc.filename else ""
             raise InputError(f"{where}{exc.strerror or exc}") from exc
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise  # click's own control flow (RuntimeErrors, not failures)
         except Exception as exc:
             _show_traceback(ctx)
-            if _is_stats_input_error(exc):
+            if _is_loaded_error(exc, "groundkit.judgments", "RunFailure"):
+                raise StageFailedError(" ".join(str(exc).split())) from exc
+            if _is_loaded_error(exc, "groundkit.judgments", "JudgmentError"):
+                raise InputError(" ".join(str(exc).split()) or type(exc).__name__) from exc
+            if _is_loaded_error(exc, "groundkit.stats", "StatsError"):
                 raise InputError(" ".join(str(exc).split())) from exc
             raise InternalError(_internal_message(exc)) from exc
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """The command names, loaded or not, sorted as click sorts them."""
+        return sorted({*self.commands, *self.lazy_commands})
 
-def _is_stats_input_error(exc: Exception) -> bool:
-    # groundkit.stats is imported by the commands that use it; an error can only be one of
-    # its own if it is loaded, and ``grk --help`` need not load it.
-    stats = sys.modules.get("groundkit.stats")
-    return stats is not None and isinstance(exc, stats.StatsError)
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command called ``cmd_name``, importing its module the first time it is asked."""
+        target = self.lazy_commands.get(cmd_name)
+        if cmd_name not in self.commands and target is not None:
+            module, attribute = target.split(":")
+            command = getattr(import_module(module), attribute)
+            assert isinstance(command, click.Command)
+            assert command.name == cmd_name
+            self.add_command(command)
+        return self.commands.get(cmd_name)
+
+
+def _is_loaded_error(exc: Exception, module: str, name: str) -> bool:
+    # The groundkit libraries are imported by the commands that use them: an error can only be
+    # one of theirs if they are loaded, and ``grk --help`` need not load them (numpy, pydantic).
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(exc, getattr(loaded, name))
 
 
 def _internal_message(exc: BaseException) -> str:
@@ -173,40 +198,31 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 # --- command registration -------------------------------------------------------------------
-# Imported at the bottom so that command modules never need this module (no import cycles).
-from groundkit.cli._beir_cmd import adapt_command  # noqa: E402
-from groundkit.cli._diagnose_cmd import diagnose_command, track_record_command  # noqa: E402
-from groundkit.cli._eval_adjudicate_cmd import adjudicate_command  # noqa: E402
-from groundkit.cli._eval_calibrate_cmd import calibrate_command  # noqa: E402
-from groundkit.cli._eval_cmd import compare_command, demo_command, trec_command  # noqa: E402
-from groundkit.cli._eval_export import export_command  # noqa: E402
-from groundkit.cli._eval_reproduce_cmd import reproduce_command  # noqa: E402
-from groundkit.cli._eval_run_cmd import run_command  # noqa: E402
-from groundkit.cli._evalset_cmd import (  # noqa: E402
-    assess_command,
-    classify_command,
-    filter_command,
-    generate_command,
-)
-from groundkit.cli._evalset_review_cmd import review_command  # noqa: E402
-from groundkit.cli._report_cmd import report_command  # noqa: E402
-
-beir_group.add_command(adapt_command)
-
-eval_group.add_command(run_command)
-eval_group.add_command(demo_command)
-eval_group.add_command(compare_command)
-eval_group.add_command(reproduce_command)
-eval_group.add_command(diagnose_command)
-eval_group.add_command(track_record_command)
-eval_group.add_command(report_command)
-eval_group.add_command(trec_command)
-eval_group.add_command(export_command)
-eval_group.add_command(adjudicate_command)
-eval_group.add_command(calibrate_command)
-
-evalset_group.add_command(assess_command)
-evalset_group.add_command(filter_command)
-evalset_group.add_command(classify_command)
-evalset_group.add_command(review_command)
-evalset_group.add_command(generate_command)
+# By name: a command's module (and numpy, scipy, the harness behind it) is imported only when
+# that command is asked for, which keeps ``grk --help`` and the light commands fast.
+_COMMANDS: Mapping[click.Group, Mapping[str, str]] = {
+    beir_group: {"adapt": "_beir_cmd:adapt_command"},
+    eval_group: {
+        "run": "_eval_run_cmd:run_command",
+        "demo": "_eval_cmd:demo_command",
+        "compare": "_eval_cmd:compare_command",
+        "reproduce": "_eval_reproduce_cmd:reproduce_command",
+        "diagnose": "_diagnose_cmd:diagnose_command",
+        "track-record": "_diagnose_cmd:track_record_command",
+        "report": "_report_cmd:report_command",
+        "trec": "_eval_cmd:trec_command",
+        "export": "_eval_export:export_command",
+        "adjudicate": "_eval_adjudicate_cmd:adjudicate_command",
+        "calibrate": "_eval_calibrate_cmd:calibrate_command",
+    },
+    evalset_group: {
+        "assess": "_evalset_cmd:assess_command",
+        "filter": "_evalset_cmd:filter_command",
+        "classify": "_evalset_cmd:classify_command",
+        "review": "_evalset_review_cmd:review_command",
+        "generate": "_evalset_cmd:generate_command",
+    },
+}
+for _group, _names in _COMMANDS.items():
+    assert isinstance(_group, GroundkitGroup)
+    _group.lazy_commands.update({n: f"groundkit.cli.{t}" for n, t in _names.items()})

@@ -8,72 +8,153 @@ distributions add kinds through the ``groundkit.retrievers`` entry-point group. 
 README for the TOML format and the predictions format.
 """
 
-from groundkit.harness._config import (
-    BASELINE_STAGE,
-    DEFAULT_MODEL,
-    MAX_RESAMPLES,
-    Bm25Retriever,
-    CallableRetriever,
-    CommandRetriever,
-    DenseRetriever,
-    EvalSettings,
-    HaystackRetriever,
-    HybridRetriever,
-    LangChainRetriever,
-    LlamaIndexRetriever,
-    PredictionsRetriever,
-    RerankRetriever,
-    RetrieverConfig,
-    RunConfig,
-    StageConfig,
-    canonical_json,
-    check_stage_name,
-    default_chunker,
-    default_headline_metrics,
-    stage_config_hash,
-)
-from groundkit.harness._config_load import (
-    ConfigError,
-    ConfigProblem,
-    load_run_config,
-    read_config_file,
-    run_config_from_dict,
-)
-from groundkit.harness._context import ProgressCallback
-from groundkit.harness._dense import DENSE_INSTALL_HINT, dense_available
-from groundkit.harness._errors import HarnessError, StageFailed
-from groundkit.harness._items import ItemsFile, ItemsStage, items_text, load_items, write_items
-from groundkit.harness._notes import DetectionLimits, detection_limits
-from groundkit.harness._pipeline import StagesArgument, evaluate, package_versions, run_evaluation
-from groundkit.harness._protocol import (
-    ChunkHits,
-    ChunkSet,
-    Query,
-    QueryHits,
-    Retriever,
-    StageContext,
-    UpstreamStage,
-)
-from groundkit.harness._registry import (
-    ENTRY_POINT_GROUP,
-    RetrieverKind,
-    RetrieverSettings,
-    register_retriever,
-    retriever_kind,
-    retriever_kinds,
-)
-from groundkit.harness._reproduce import (
-    InputMismatch,
-    MismatchKind,
-    Reproduction,
-    ReproductionRefusedError,
-    ScoreDifference,
-    recorded_run_config,
-    reproduce_report,
-)
-from groundkit.harness._scoring import trec_measure_for
-from groundkit.harness._stats import family_settings, report_family
-from groundkit.harness._verify import comparison_problem
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from groundkit.harness._config import (
+        BASELINE_STAGE,
+        DEFAULT_MODEL,
+        MAX_RESAMPLES,
+        Bm25Retriever,
+        CallableRetriever,
+        CommandRetriever,
+        DenseRetriever,
+        EvalSettings,
+        HaystackRetriever,
+        HybridRetriever,
+        LangChainRetriever,
+        LlamaIndexRetriever,
+        PredictionsRetriever,
+        RerankRetriever,
+        RetrieverConfig,
+        RunConfig,
+        StageConfig,
+        canonical_json,
+        check_stage_name,
+        default_chunker,
+        default_headline_metrics,
+        stage_config_hash,
+    )
+    from groundkit.harness._config_load import (
+        ConfigError,
+        ConfigProblem,
+        load_run_config,
+        read_config_file,
+        run_config_from_dict,
+    )
+    from groundkit.harness._context import ProgressCallback
+    from groundkit.harness._dense import DENSE_INSTALL_HINT, dense_available
+    from groundkit.harness._errors import HarnessError, StageFailed
+    from groundkit.harness._items import ItemsFile, ItemsStage, items_text, load_items, write_items
+    from groundkit.harness._notes import DetectionLimits, detection_limits
+    from groundkit.harness._pipeline import (
+        StagesArgument,
+        evaluate,
+        package_versions,
+        run_evaluation,
+    )
+    from groundkit.harness._protocol import (
+        ChunkHits,
+        ChunkSet,
+        Query,
+        QueryHits,
+        Retriever,
+        StageContext,
+        UpstreamStage,
+    )
+    from groundkit.harness._registry import (
+        ENTRY_POINT_GROUP,
+        RetrieverKind,
+        RetrieverSettings,
+        register_retriever,
+        retriever_kind,
+        retriever_kinds,
+    )
+    from groundkit.harness._reproduce import (
+        InputMismatch,
+        MismatchKind,
+        Reproduction,
+        ReproductionRefusedError,
+        ScoreDifference,
+        recorded_run_config,
+        reproduce_report,
+    )
+    from groundkit.harness._scoring import trec_measure_for
+    from groundkit.harness._stats import family_settings, report_family
+    from groundkit.harness._verify import comparison_problem
+
+# Each name is imported from its module when first used (PEP 562), so a light command that
+# needs one of them (``grk eval compare`` on items files) does not load the whole harness.
+_EXPORTS: dict[str, str] = {
+    "BASELINE_STAGE": "groundkit.harness._config",
+    "Bm25Retriever": "groundkit.harness._config",
+    "CallableRetriever": "groundkit.harness._config",
+    "ChunkHits": "groundkit.harness._protocol",
+    "ChunkSet": "groundkit.harness._protocol",
+    "CommandRetriever": "groundkit.harness._config",
+    "ConfigError": "groundkit.harness._config_load",
+    "ConfigProblem": "groundkit.harness._config_load",
+    "DEFAULT_MODEL": "groundkit.harness._config",
+    "DENSE_INSTALL_HINT": "groundkit.harness._dense",
+    "DenseRetriever": "groundkit.harness._config",
+    "DetectionLimits": "groundkit.harness._notes",
+    "ENTRY_POINT_GROUP": "groundkit.harness._registry",
+    "EvalSettings": "groundkit.harness._config",
+    "HarnessError": "groundkit.harness._errors",
+    "HaystackRetriever": "groundkit.harness._config",
+    "HybridRetriever": "groundkit.harness._config",
+    "InputMismatch": "groundkit.harness._reproduce",
+    "ItemsFile": "groundkit.harness._items",
+    "ItemsStage": "groundkit.harness._items",
+    "LangChainRetriever": "groundkit.harness._config",
+    "LlamaIndexRetriever": "groundkit.harness._config",
+    "MAX_RESAMPLES": "groundkit.harness._limits",
+    "MismatchKind": "groundkit.harness._reproduce",
+    "PredictionsRetriever": "groundkit.harness._config",
+    "ProgressCallback": "groundkit.harness._context",
+    "Query": "groundkit.harness._protocol",
+    "QueryHits": "groundkit.harness._protocol",
+    "Reproduction": "groundkit.harness._reproduce",
+    "ReproductionRefusedError": "groundkit.harness._reproduce",
+    "RerankRetriever": "groundkit.harness._config",
+    "Retriever": "groundkit.harness._protocol",
+    "RetrieverConfig": "groundkit.harness._config",
+    "RetrieverKind": "groundkit.harness._registry",
+    "RetrieverSettings": "groundkit.harness._registry",
+    "RunConfig": "groundkit.harness._config",
+    "ScoreDifference": "groundkit.harness._reproduce",
+    "StageConfig": "groundkit.harness._config",
+    "StageContext": "groundkit.harness._protocol",
+    "StageFailed": "groundkit.harness._errors",
+    "StagesArgument": "groundkit.harness._pipeline",
+    "UpstreamStage": "groundkit.harness._protocol",
+    "canonical_json": "groundkit.harness._config",
+    "check_stage_name": "groundkit.harness._config",
+    "comparison_problem": "groundkit.harness._verify",
+    "default_chunker": "groundkit.harness._config",
+    "default_headline_metrics": "groundkit.harness._limits",
+    "dense_available": "groundkit.harness._dense",
+    "detection_limits": "groundkit.harness._notes",
+    "evaluate": "groundkit.harness._pipeline",
+    "family_settings": "groundkit.harness._stats",
+    "items_text": "groundkit.harness._items",
+    "load_items": "groundkit.harness._items",
+    "load_run_config": "groundkit.harness._config_load",
+    "package_versions": "groundkit.harness._pipeline",
+    "read_config_file": "groundkit.harness._config_load",
+    "recorded_run_config": "groundkit.harness._reproduce",
+    "register_retriever": "groundkit.harness._registry",
+    "report_family": "groundkit.harness._stats",
+    "reproduce_report": "groundkit.harness._reproduce",
+    "retriever_kind": "groundkit.harness._registry",
+    "retriever_kinds": "groundkit.harness._registry",
+    "run_config_from_dict": "groundkit.harness._config_load",
+    "run_evaluation": "groundkit.harness._pipeline",
+    "stage_config_hash": "groundkit.harness._config",
+    "trec_measure_for": "groundkit.harness._scoring",
+    "write_items": "groundkit.harness._items",
+}
 
 __all__ = [
     "BASELINE_STAGE",
@@ -144,3 +225,18 @@ __all__ = [
     "trec_measure_for",
     "write_items",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if module == "groundkit.harness._registry":
+        import_module("groundkit.harness._config")  # the built-in kinds register with it
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -30,6 +30,7 @@ from groundkit.harness._adapter_settings import (
     LlamaIndexRetriever,
 )
 from groundkit.harness._errors import HarnessError
+from groundkit.harness._limits import MAX_RESAMPLES, default_headline_metrics
 from groundkit.harness._registry import RetrieverSettings, retriever_kind
 from groundkit.harness._retrievers import (
     DEFAULT_MODEL,
@@ -85,8 +86,6 @@ BASELINE_STAGE = "bm25"
 
 DEFAULT_CUTOFFS: tuple[int, ...] = (1, 3, 5, 10, 20, 100)
 DEFAULT_BUDGETS: tuple[int, ...] = (1000, 2000, 4000)
-MAX_RESAMPLES = 1_000_000
-"""Most bootstrap resamples a run accepts: more only costs memory and time (2e9 needs 16 GB)."""
 
 RetrieverConfig = RetrieverSettings
 """A retriever's settings: the registered settings model of its ``kind``."""
@@ -207,13 +206,6 @@ class StageConfig(BaseModel):
     def indexes_chunks(self) -> bool:
         """Whether the harness chunks the corpus for this stage (its kind is ``chunked``)."""
         return retriever_kind(self.retriever.kind).chunked
-
-
-def default_headline_metrics(level: Literal["chunk", "document"]) -> list[str]:
-    """The headline metrics used when a config names none."""
-    if level == "document":
-        return ["ndcg@10", "recall@100", "mrr"]
-    return ["recall@10", "ndcg@10", "mrr", "recall@2000c"]
 
 
 _DOCUMENT_KINDS = frozenset({"recall", "hit", "precision", "ndcg", "mrr", "map", "rprec"})

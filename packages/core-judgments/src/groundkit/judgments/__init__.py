@@ -4,172 +4,329 @@ A judgment names a query and the passages (quotes) of the corpus that answer it;
 resolved to character spans of the documents, which the metrics compare with retrieved hits.
 """
 
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from groundkit.judgments.__about__ import __version__
-from groundkit.judgments._chunker_spec import chunker_spec, parse_chunker_spec
-from groundkit.judgments._chunking import (
-    CharsChunker,
-    Chunk,
-    ChunkerConfig,
-    DocumentChunker,
-    ParagraphsChunker,
-    SentencesChunker,
-    TokensChunker,
-    chunk_corpus,
-    chunk_text,
-    parse_chunker_config,
-)
-from groundkit.judgments._corpus import Corpus
-from groundkit.judgments._errors import JudgmentError, ReportError, RunFailure, UnsafePathError
-from groundkit.judgments._export import (
-    ExportLevel,
-    StageExport,
-    chunk_id,
-    export_stage,
-    parse_chunk_id,
-)
-from groundkit.judgments._fusion import RRF_K, fuse_ranks
-from groundkit.judgments._hashing import canonical_json, config_hash
-from groundkit.judgments._hits import Hit, overlaps
-from groundkit.judgments._id_map import (
-    ID_MAP_FILE_NAME,
-    IdMap,
-    id_map_beside,
-    read_id_map,
-    write_id_map,
-)
-from groundkit.judgments._io import (
-    dump_judgments,
-    iter_jsonl_objects,
-    judgments_fingerprint,
-    judgments_text,
-    load_judgments,
-    parse_jsonl_line,
-)
-from groundkit.judgments._knobs import CHUNK_SIZE_KNOBS, Knob, flatten_stage_config
-from groundkit.judgments._locate import locate_text
-from groundkit.judgments._metrics import MetricTable, mean_scores, score_queries, score_table
-from groundkit.judgments._metrics_spec import METRIC_KINDS, MetricSpec, parse_metric
-from groundkit.judgments._metrics_tables import (
-    GoldItem,
-    GoldTable,
-    HitTable,
-    gold_items_from_resolved,
-)
-from groundkit.judgments._models import (
-    MAX_GRADE,
-    UNANSWERABLE,
-    GoldQuote,
-    Judgment,
-    format_validation_error,
-    validate_doc_id,
-    validate_query_id,
-)
-from groundkit.judgments._output_guard import (
-    MAX_NAME_BYTES,
-    InputPath,
-    OutputGuardError,
-    OutputPath,
-    guard_outputs,
-    is_judgments_file,
-    is_report_file,
-    looks_like_jsonl,
-    shown_path,
-)
-from groundkit.judgments._outputs import (
-    OutputSet,
-    OutputSetError,
-    flush_tree,
-    recover_folder,
-    remove_stale_temporaries,
-    temporary_sibling,
-)
-from groundkit.judgments._paths import (
-    MAX_COMPONENT_BYTES,
-    append_line,
-    atomic_write_bytes,
-    atomic_write_files,
-    atomic_write_text,
-    ensure_within,
-    find_case_collisions,
-    open_regular,
-    read_regular_bytes,
-    validate_path_component,
-)
-from groundkit.judgments._report import (
-    SCHEMA_VERSION,
-    BootstrapSettings,
-    EvalReport,
-    EvidenceTrace,
-    GoldEvidence,
-    MetricAggregate,
-    QueryInfo,
-    QueryResult,
-    ReportHit,
-    RunInfo,
-    StageComparison,
-    StageReport,
-    UnlocatedHit,
-)
-from groundkit.judgments._report_adjudication import (
-    AdjudicatedStage,
-    AdjudicationInfo,
-    CalibrationFigures,
-    CalibrationStatus,
-    RateFigure,
-)
-from groundkit.judgments._report_cost import (
-    COST_FIGURES,
-    MEASURED_FIGURES,
-    LatencyBasis,
-    MemoryMethod,
-    StageCost,
-    StagePrice,
-)
-from groundkit.judgments._report_io import (
-    check_report,
-    checked_report_json,
-    dump_report,
-    load_report,
-    parse_report,
-    report_json_schema,
-    report_to_json,
-)
-from groundkit.judgments._report_judged import (
-    JUDGED_CAUTION_BELOW,
-    JUDGED_CAUTION_CUTOFF,
-    hit_touches_gold,
-    judged_at,
-    judged_notes,
-)
-from groundkit.judgments._report_notes import NoteCode, NoteLevel, ReportNote
-from groundkit.judgments._resolve import (
-    Method,
-    ResolvedJudgment,
-    ResolvedQuote,
-    Span,
-    Unresolved,
-    closest_passage,
-    normalize_for_matching,
-    resolve_judgments,
-    resolve_quote,
-)
-from groundkit.judgments._trec import (
-    TrecRun,
-    qrels_text,
-    read_qrels,
-    read_trec_run,
-    trec_ranking,
-    trec_run_text,
-    trec_tie_order,
-    write_qrels,
-    write_trec_run,
-)
-from groundkit.judgments._trec_eval import (
-    TrecEvalResult,
-    evaluate_trec,
-    trec_measure_names,
-)
-from groundkit.judgments._trec_format import format_trec_eval
+
+if TYPE_CHECKING:
+    from groundkit.judgments._chunker_spec import chunker_spec, parse_chunker_spec
+    from groundkit.judgments._chunking import (
+        CharsChunker,
+        Chunk,
+        ChunkerConfig,
+        DocumentChunker,
+        ParagraphsChunker,
+        SentencesChunker,
+        TokensChunker,
+        chunk_corpus,
+        chunk_text,
+        parse_chunker_config,
+    )
+    from groundkit.judgments._corpus import Corpus
+    from groundkit.judgments._errors import JudgmentError, ReportError, RunFailure, UnsafePathError
+    from groundkit.judgments._export import (
+        ExportLevel,
+        StageExport,
+        chunk_id,
+        export_stage,
+        parse_chunk_id,
+    )
+    from groundkit.judgments._fusion import RRF_K, fuse_ranks
+    from groundkit.judgments._hashing import canonical_json, config_hash
+    from groundkit.judgments._hits import Hit, overlaps
+    from groundkit.judgments._id_map import (
+        ID_MAP_FILE_NAME,
+        IdMap,
+        id_map_beside,
+        read_id_map,
+        write_id_map,
+    )
+    from groundkit.judgments._io import (
+        dump_judgments,
+        iter_jsonl_objects,
+        judgments_fingerprint,
+        judgments_text,
+        load_judgments,
+        parse_jsonl_line,
+    )
+    from groundkit.judgments._knobs import CHUNK_SIZE_KNOBS, Knob, flatten_stage_config
+    from groundkit.judgments._locate import locate_text
+    from groundkit.judgments._metrics import MetricTable, mean_scores, score_queries, score_table
+    from groundkit.judgments._metrics_spec import METRIC_KINDS, MetricSpec, parse_metric
+    from groundkit.judgments._metrics_tables import (
+        GoldItem,
+        GoldTable,
+        HitTable,
+        gold_items_from_resolved,
+    )
+    from groundkit.judgments._models import (
+        MAX_GRADE,
+        UNANSWERABLE,
+        GoldQuote,
+        Judgment,
+        format_validation_error,
+        validate_doc_id,
+        validate_query_id,
+    )
+    from groundkit.judgments._output_guard import (
+        MAX_NAME_BYTES,
+        InputPath,
+        OutputGuardError,
+        OutputPath,
+        guard_outputs,
+        is_judgments_file,
+        is_report_file,
+        looks_like_jsonl,
+        shown_path,
+    )
+    from groundkit.judgments._outputs import (
+        OutputSet,
+        OutputSetError,
+        flush_tree,
+        recover_folder,
+        remove_stale_temporaries,
+        temporary_sibling,
+    )
+    from groundkit.judgments._paths import (
+        MAX_COMPONENT_BYTES,
+        append_line,
+        atomic_write_bytes,
+        atomic_write_files,
+        atomic_write_text,
+        ensure_within,
+        find_case_collisions,
+        open_regular,
+        read_regular_bytes,
+        validate_path_component,
+    )
+    from groundkit.judgments._report import (
+        SCHEMA_VERSION,
+        BootstrapSettings,
+        EvalReport,
+        EvidenceTrace,
+        GoldEvidence,
+        MetricAggregate,
+        QueryInfo,
+        QueryResult,
+        ReportHit,
+        RunInfo,
+        StageComparison,
+        StageReport,
+        UnlocatedHit,
+    )
+    from groundkit.judgments._report_adjudication import (
+        AdjudicatedStage,
+        AdjudicationInfo,
+        CalibrationFigures,
+        CalibrationStatus,
+        RateFigure,
+    )
+    from groundkit.judgments._report_cost import (
+        COST_FIGURES,
+        MEASURED_FIGURES,
+        LatencyBasis,
+        MemoryMethod,
+        StageCost,
+        StagePrice,
+    )
+    from groundkit.judgments._report_io import (
+        check_report,
+        checked_report_json,
+        dump_report,
+        load_report,
+        parse_report,
+        report_json_schema,
+        report_to_json,
+    )
+    from groundkit.judgments._report_judged import (
+        JUDGED_CAUTION_BELOW,
+        JUDGED_CAUTION_CUTOFF,
+        hit_touches_gold,
+        judged_at,
+        judged_notes,
+    )
+    from groundkit.judgments._report_notes import NoteCode, NoteLevel, ReportNote
+    from groundkit.judgments._resolve import (
+        Method,
+        ResolvedJudgment,
+        ResolvedQuote,
+        Span,
+        Unresolved,
+        closest_passage,
+        normalize_for_matching,
+        resolve_judgments,
+        resolve_quote,
+    )
+    from groundkit.judgments._trec import (
+        TrecRun,
+        qrels_text,
+        read_qrels,
+        read_trec_run,
+        trec_ranking,
+        trec_run_text,
+        trec_tie_order,
+        write_qrels,
+        write_trec_run,
+    )
+    from groundkit.judgments._trec_eval import (
+        TrecEvalResult,
+        evaluate_trec,
+        trec_measure_names,
+    )
+    from groundkit.judgments._trec_format import format_trec_eval
+
+# Each name is imported from its module when first used (PEP 562), so a light command that
+# needs one of them (``grk eval compare`` on items files) does not load the whole harness.
+_EXPORTS: dict[str, str] = {
+    "CHUNK_SIZE_KNOBS": "groundkit.judgments._knobs",
+    "Knob": "groundkit.judgments._knobs",
+    "flatten_stage_config": "groundkit.judgments._knobs",
+    "CalibrationFigures": "groundkit.judgments._report_adjudication",
+    "CalibrationStatus": "groundkit.judgments._report_adjudication",
+    "RateFigure": "groundkit.judgments._report_adjudication",
+    "AdjudicatedStage": "groundkit.judgments._report_adjudication",
+    "AdjudicationInfo": "groundkit.judgments._report_adjudication",
+    "BootstrapSettings": "groundkit.judgments._report",
+    "COST_FIGURES": "groundkit.judgments._report_cost",
+    "CharsChunker": "groundkit.judgments._chunking",
+    "Chunk": "groundkit.judgments._chunking",
+    "ChunkerConfig": "groundkit.judgments._chunking",
+    "Corpus": "groundkit.judgments._corpus",
+    "DocumentChunker": "groundkit.judgments._chunking",
+    "EvalReport": "groundkit.judgments._report",
+    "EvidenceTrace": "groundkit.judgments._report",
+    "ExportLevel": "groundkit.judgments._export",
+    "GoldEvidence": "groundkit.judgments._report",
+    "GoldItem": "groundkit.judgments._metrics_tables",
+    "GoldQuote": "groundkit.judgments._models",
+    "GoldTable": "groundkit.judgments._metrics_tables",
+    "Hit": "groundkit.judgments._hits",
+    "HitTable": "groundkit.judgments._metrics_tables",
+    "ID_MAP_FILE_NAME": "groundkit.judgments._id_map",
+    "IdMap": "groundkit.judgments._id_map",
+    "InputPath": "groundkit.judgments._output_guard",
+    "JUDGED_CAUTION_BELOW": "groundkit.judgments._report_judged",
+    "JUDGED_CAUTION_CUTOFF": "groundkit.judgments._report_judged",
+    "Judgment": "groundkit.judgments._models",
+    "JudgmentError": "groundkit.judgments._errors",
+    "LatencyBasis": "groundkit.judgments._report_cost",
+    "MAX_COMPONENT_BYTES": "groundkit.judgments._paths",
+    "MAX_GRADE": "groundkit.judgments._models",
+    "MAX_NAME_BYTES": "groundkit.judgments._output_guard",
+    "MEASURED_FIGURES": "groundkit.judgments._report_cost",
+    "METRIC_KINDS": "groundkit.judgments._metrics_spec",
+    "MemoryMethod": "groundkit.judgments._report_cost",
+    "Method": "groundkit.judgments._resolve",
+    "MetricAggregate": "groundkit.judgments._report",
+    "MetricSpec": "groundkit.judgments._metrics_spec",
+    "MetricTable": "groundkit.judgments._metrics",
+    "NoteCode": "groundkit.judgments._report_notes",
+    "NoteLevel": "groundkit.judgments._report_notes",
+    "OutputGuardError": "groundkit.judgments._output_guard",
+    "OutputPath": "groundkit.judgments._output_guard",
+    "OutputSet": "groundkit.judgments._outputs",
+    "OutputSetError": "groundkit.judgments._outputs",
+    "ParagraphsChunker": "groundkit.judgments._chunking",
+    "QueryInfo": "groundkit.judgments._report",
+    "QueryResult": "groundkit.judgments._report",
+    "RRF_K": "groundkit.judgments._fusion",
+    "ReportError": "groundkit.judgments._errors",
+    "ReportHit": "groundkit.judgments._report",
+    "ReportNote": "groundkit.judgments._report_notes",
+    "ResolvedJudgment": "groundkit.judgments._resolve",
+    "ResolvedQuote": "groundkit.judgments._resolve",
+    "RunFailure": "groundkit.judgments._errors",
+    "RunInfo": "groundkit.judgments._report",
+    "SCHEMA_VERSION": "groundkit.judgments._report",
+    "SentencesChunker": "groundkit.judgments._chunking",
+    "Span": "groundkit.judgments._resolve",
+    "StageComparison": "groundkit.judgments._report",
+    "StageCost": "groundkit.judgments._report_cost",
+    "StageExport": "groundkit.judgments._export",
+    "StagePrice": "groundkit.judgments._report_cost",
+    "StageReport": "groundkit.judgments._report",
+    "TokensChunker": "groundkit.judgments._chunking",
+    "TrecEvalResult": "groundkit.judgments._trec_eval",
+    "TrecRun": "groundkit.judgments._trec",
+    "UNANSWERABLE": "groundkit.judgments._models",
+    "UnlocatedHit": "groundkit.judgments._report",
+    "Unresolved": "groundkit.judgments._resolve",
+    "UnsafePathError": "groundkit.judgments._errors",
+    "append_line": "groundkit.judgments._paths",
+    "atomic_write_bytes": "groundkit.judgments._paths",
+    "atomic_write_files": "groundkit.judgments._paths",
+    "atomic_write_text": "groundkit.judgments._paths",
+    "canonical_json": "groundkit.judgments._hashing",
+    "check_report": "groundkit.judgments._report_io",
+    "checked_report_json": "groundkit.judgments._report_io",
+    "chunk_corpus": "groundkit.judgments._chunking",
+    "chunk_id": "groundkit.judgments._export",
+    "chunk_text": "groundkit.judgments._chunking",
+    "chunker_spec": "groundkit.judgments._chunker_spec",
+    "closest_passage": "groundkit.judgments._resolve",
+    "config_hash": "groundkit.judgments._hashing",
+    "dump_judgments": "groundkit.judgments._io",
+    "dump_report": "groundkit.judgments._report_io",
+    "ensure_within": "groundkit.judgments._paths",
+    "evaluate_trec": "groundkit.judgments._trec_eval",
+    "export_stage": "groundkit.judgments._export",
+    "find_case_collisions": "groundkit.judgments._paths",
+    "flush_tree": "groundkit.judgments._outputs",
+    "format_trec_eval": "groundkit.judgments._trec_format",
+    "format_validation_error": "groundkit.judgments._models",
+    "fuse_ranks": "groundkit.judgments._fusion",
+    "gold_items_from_resolved": "groundkit.judgments._metrics_tables",
+    "guard_outputs": "groundkit.judgments._output_guard",
+    "hit_touches_gold": "groundkit.judgments._report_judged",
+    "id_map_beside": "groundkit.judgments._id_map",
+    "is_judgments_file": "groundkit.judgments._output_guard",
+    "is_report_file": "groundkit.judgments._output_guard",
+    "iter_jsonl_objects": "groundkit.judgments._io",
+    "judged_at": "groundkit.judgments._report_judged",
+    "judged_notes": "groundkit.judgments._report_judged",
+    "judgments_fingerprint": "groundkit.judgments._io",
+    "judgments_text": "groundkit.judgments._io",
+    "load_judgments": "groundkit.judgments._io",
+    "load_report": "groundkit.judgments._report_io",
+    "locate_text": "groundkit.judgments._locate",
+    "looks_like_jsonl": "groundkit.judgments._output_guard",
+    "mean_scores": "groundkit.judgments._metrics",
+    "normalize_for_matching": "groundkit.judgments._resolve",
+    "open_regular": "groundkit.judgments._paths",
+    "overlaps": "groundkit.judgments._hits",
+    "parse_chunk_id": "groundkit.judgments._export",
+    "parse_chunker_config": "groundkit.judgments._chunking",
+    "parse_chunker_spec": "groundkit.judgments._chunker_spec",
+    "parse_jsonl_line": "groundkit.judgments._io",
+    "parse_metric": "groundkit.judgments._metrics_spec",
+    "parse_report": "groundkit.judgments._report_io",
+    "qrels_text": "groundkit.judgments._trec",
+    "read_id_map": "groundkit.judgments._id_map",
+    "read_qrels": "groundkit.judgments._trec",
+    "read_regular_bytes": "groundkit.judgments._paths",
+    "read_trec_run": "groundkit.judgments._trec",
+    "recover_folder": "groundkit.judgments._outputs",
+    "remove_stale_temporaries": "groundkit.judgments._outputs",
+    "report_json_schema": "groundkit.judgments._report_io",
+    "report_to_json": "groundkit.judgments._report_io",
+    "resolve_judgments": "groundkit.judgments._resolve",
+    "resolve_quote": "groundkit.judgments._resolve",
+    "score_queries": "groundkit.judgments._metrics",
+    "score_table": "groundkit.judgments._metrics",
+    "shown_path": "groundkit.judgments._output_guard",
+    "temporary_sibling": "groundkit.judgments._outputs",
+    "trec_measure_names": "groundkit.judgments._trec_eval",
+    "trec_ranking": "groundkit.judgments._trec",
+    "trec_run_text": "groundkit.judgments._trec",
+    "trec_tie_order": "groundkit.judgments._trec",
+    "validate_doc_id": "groundkit.judgments._models",
+    "validate_path_component": "groundkit.judgments._paths",
+    "validate_query_id": "groundkit.judgments._models",
+    "write_id_map": "groundkit.judgments._id_map",
+    "write_qrels": "groundkit.judgments._trec",
+    "write_trec_run": "groundkit.judgments._trec",
+}
 
 __all__ = [
     "CHUNK_SIZE_KNOBS",
@@ -321,3 +478,16 @@ __all__ = [
     "write_qrels",
     "write_trec_run",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

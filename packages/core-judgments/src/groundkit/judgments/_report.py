@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from groundkit.judgments._errors import ReportError
 from groundkit.judgments._report_adjudication import AdjudicatedStage, AdjudicationInfo
+from groundkit.judgments._report_columns import HitColumns, ScoreColumns, expand_columns
 from groundkit.judgments._report_consistency import semantic_problems
 from groundkit.judgments._report_cost import StageCost
 from groundkit.judgments._report_notes import ReportNote
@@ -32,17 +33,19 @@ __all__ = [
     "EvalReport",
     "EvidenceTrace",
     "GoldEvidence",
+    "HitColumns",
     "MetricAggregate",
     "QueryInfo",
     "QueryResult",
     "ReportHit",
     "RunInfo",
+    "ScoreColumns",
     "StageComparison",
     "StageReport",
     "UnlocatedHit",
 ]
 
-SCHEMA_VERSION = "1.4"
+SCHEMA_VERSION = "2.0"
 """Version of the report format written by this package (``major.minor``).
 
 1.1 added ``StageReport.unlocated`` (hits given as text that could not be located) and the
@@ -50,9 +53,12 @@ verdict engine's full record of each comparison (``StageComparison.decision`` an
 beside it, ``MetricAggregate.method``, the multiplicity settings); 1.2 the typed note records;
 1.3 judged@k (``StageReport.judged``), adjudication (``ReportHit.adjudicated_grade``,
 ``StageReport.adjudicated``, ``EvalReport.adjudication``) and ``StageReport.cost`` (time,
-latency per query, model use, memory and priced money), all optional with defaults; 1.4 the
-judge's calibration in ``AdjudicationInfo`` (``calibration_status``, ``calibration_card``,
-``calibration``: uncalibrated by default). Older reports are read as they are."""
+latency per query, model use, memory and priced money), all optional with defaults; 2.0
+writes a stage's hits and per-query scores as columns (``StageReport.hit_columns`` and
+``score_columns``, read back into each query's ``hits`` and ``scores``: a tenth of the size)
+and the judge's calibration in ``AdjudicationInfo`` (``calibration_status``,
+``calibration_card``, ``calibration``: uncalibrated by default). Older reports are read as
+they are."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -211,8 +217,8 @@ class QueryResult(_Model):
 
     Attributes:
         query_id: The query id.
-        scores: Metric name to value.
-        hits: The top hits in rank order.
+        scores: Metric name to value (in a 2.0 file: in the stage's ``score_columns``).
+        hits: The top hits in rank order (in a 2.0 file: in the stage's ``hit_columns``).
         evidence: One trace per gold quote.
         missing: True when the retriever returned nothing for the query (scored zero, kept in
             the mean).
@@ -221,7 +227,7 @@ class QueryResult(_Model):
     """
 
     query_id: str
-    scores: dict[str, float]
+    scores: dict[str, float] = Field(default_factory=dict)
     hits: list[ReportHit] = Field(default_factory=list)
     evidence: list[EvidenceTrace] = Field(default_factory=list)
     missing: bool = False
@@ -272,6 +278,10 @@ class StageReport(_Model):
         adjudicated: The stage's adjudicated aggregates and comparisons (schema 1.3).
         cost: Cost and latency of the stage (schema 1.3; ``None`` in older reports and for
             a stage that failed before it searched).
+        hit_columns: In the file only (schema 2.0): every query's hits as columns; reading
+            puts them into each query's ``hits`` and leaves this ``None``.
+        score_columns: In the file only (schema 2.0): every query's scores as a table;
+            reading puts them into each query's ``scores`` and leaves this ``None``.
     """
 
     name: str
@@ -291,6 +301,15 @@ class StageReport(_Model):
     judged: dict[str, float] = Field(default_factory=dict)
     adjudicated: AdjudicatedStage | None = None
     cost: StageCost | None = None
+    hit_columns: HitColumns | None = None
+    score_columns: ScoreColumns | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expand_columns(cls, data: Any) -> Any:
+        # The columns of a 2.0 file become each query's hits and scores again, so a stage in
+        # memory always holds them per query, whatever version it was read from.
+        return expand_columns(data) if isinstance(data, dict) else data
 
 
 class EvalReport(_Model):

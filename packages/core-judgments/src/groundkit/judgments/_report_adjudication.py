@@ -2,7 +2,7 @@
 
 Adjudication judges the top-k hits that touch no gold with a relevance judge; a hit the judge
 finds relevant counts as gold in the *adjudicated* scores only. The strict scores, aggregates
-and comparisons are never changed. Since schema 1.4 the adjudication says whether the judge
+and comparisons are never changed. Since schema 2.0 the adjudication says whether the judge
 was calibrated on this eval set (a calibration card for the same judge beside the report) and
 carries the card's agreement figures.
 """
@@ -108,7 +108,7 @@ class AdjudicationInfo(BaseModel):
         tokens: Tokens the judge reported.
         seconds: Seconds spent judging.
         calibration_status: Whether a calibration card for this judge (same judge, model
-            and prompt version) was found beside the report (schema 1.4; older reports read
+            and prompt version) was found beside the report (schema 2.0; older reports read
             as uncalibrated).
         calibration_card: The card's file name, when calibrated.
         calibration: The card's figures, when calibrated.

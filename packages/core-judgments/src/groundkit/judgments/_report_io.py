@@ -19,6 +19,7 @@ from groundkit.judgments._errors import JudgmentError, ReportError
 from groundkit.judgments._io import read_json_file
 from groundkit.judgments._paths import atomic_write_text
 from groundkit.judgments._report import SCHEMA_VERSION, EvalReport
+from groundkit.judgments._report_columns import stage_columns
 
 __all__ = [
     "check_report",
@@ -65,6 +66,11 @@ def _drop_path(data: Any, loc: tuple[int | str, ...]) -> bool:
     return False
 
 
+# 2.0 changed only how hits and scores are laid out in the file; the 1.x layout still reads
+# (1.3 was the last 1.x minor: anything later is read for the fields 1.3 knew).
+_PREVIOUS_MAJOR, _LAST_PREVIOUS_MINOR = 1, 3
+
+
 def _version_problem(data: Any) -> tuple[str | None, bool]:
     """Return (problem, is_later_minor) for the report's schema_version."""
     if not isinstance(data, dict):
@@ -77,6 +83,8 @@ def _version_problem(data: Any) -> tuple[str | None, bool]:
             f"schema_version must be 'major.minor', got {data.get('schema_version')!r}",
             False,
         )
+    if version[0] == _PREVIOUS_MAJOR:
+        return None, version[1] > _LAST_PREVIOUS_MINOR
     if version[0] != ours[0]:
         return (
             f"report schema {version[0]}.{version[1]} is not readable by this groundkit "
@@ -170,9 +178,32 @@ def load_report(path: str | Path) -> EvalReport:
     return parse_report(read_json_file(file, what="report", error=ReportError), source=file)
 
 
+# Hits are written as the stage's columns, never one object each (schema 2.0).
+_NO_HITS = {"stages": {"__all__": {"queries": {"__all__": {"hits"}}}}}
+
+
 def report_to_json(report: EvalReport) -> str:
-    """Serialise a report deterministically (field order, shortest round-trip floats)."""
-    return report.model_dump_json(indent=1) + "\n"
+    """Serialise a report deterministically (field order, shortest round-trip floats).
+
+    Compact JSON with each stage's hits and per-query scores as columns
+    (:mod:`groundkit.judgments._report_columns`); nothing is rounded. The ``schema_version``
+    written is this package's, the version of the format written.
+
+    Raises:
+        ValueError: A value is not finite (JSON cannot hold it).
+    """
+    data = report.model_dump(mode="json", exclude=_NO_HITS)
+    # The file is in this version's format whatever version the report was read from.
+    data["schema_version"] = SCHEMA_VERSION
+    for stage, written in zip(report.stages, data["stages"], strict=True):
+        hits, scores = stage_columns(stage.queries)
+        if hits is not None:
+            written["hit_columns"] = hits.model_dump(mode="json")
+        if scores is not None:
+            written["score_columns"] = scores.model_dump(mode="json")
+            for query in written["queries"]:
+                del query["scores"]
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
 
 
 def checked_report_json(report: EvalReport) -> str:
@@ -181,7 +212,12 @@ def checked_report_json(report: EvalReport) -> str:
     Raises:
         ReportError: The report does not satisfy the contract.
     """
-    text = report_to_json(report)
+    try:
+        text = report_to_json(report)
+    except ValueError as exc:  # a non-finite float: JSON has no spelling for it
+        raise ReportError(
+            f"refusing to write an invalid report: non-finite value ({exc})"
+        ) from None
     # Re-read what is about to be written: a report built with model_construct or
     # model_copy(update=...) skipped validation, and non-finite floats would not survive JSON.
     try:

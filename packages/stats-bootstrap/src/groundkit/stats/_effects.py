@@ -6,10 +6,6 @@ import math
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import brentq
-from scipy.special import nctdtr, nctdtrinc
-from scipy.stats import norm
-from scipy.stats import t as student_t
 
 from groundkit.stats._engine import exact_mean
 from groundkit.stats._tango import tango_statistic
@@ -24,6 +20,8 @@ __all__ = [
 
 def paired_t_test(deltas: NDArray[np.float64]) -> tuple[float, float] | None:
     """Student's paired t statistic and two-sided p-value, or None without spread or n < 2."""
+    from scipy.stats import t as student_t
+
     n = deltas.size
     spread = float(np.std(deltas, ddof=1)) if n >= 2 else 0.0
     if spread == 0.0:
@@ -34,6 +32,9 @@ def paired_t_test(deltas: NDArray[np.float64]) -> tuple[float, float] | None:
 
 def _noncentrality_bound(statistic: float, df: int, tail: float) -> float:
     """The noncentrality λ with P(T ≤ statistic | λ) = tail (T noncentral t with df)."""
+    from scipy.optimize import brentq
+    from scipy.special import nctdtr, nctdtrinc
+
     found = float(nctdtrinc(df, tail, statistic))
     if math.isfinite(found):
         return found
@@ -77,6 +78,8 @@ def relative_change_interval(
     a quadratic in ρ. It is bounded only when mean_a is clearly away from zero; otherwise (or
     when mean_a is 0) the relative change is not reported (None).
     """
+    from scipy.stats import t as student_t
+
     n = values_a.size
     mean_a, mean_b = exact_mean(values_a), exact_mean(values_b)
     if n < 2 or mean_a == 0.0:
@@ -105,6 +108,9 @@ def equivalence_p_value(
     score statistic at ±margin, numeric items the paired t statistic; differences without any
     spread are tested with `spread_floor` (the spread the detection limit assumes then).
     """
+    from scipy.stats import norm
+    from scipy.stats import t as student_t
+
     n = deltas.size
     if binary:
         gained = int(np.count_nonzero(deltas > 0.0))

@@ -26,8 +26,6 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import beta as beta_distribution
-from scipy.stats import skew, t
 
 from groundkit.stats._betting import betting_interval
 from groundkit.stats._engine import exact_mean
@@ -118,6 +116,8 @@ def is_binary(values: NDArray[np.float64]) -> bool:
 
 def cochran_holds(values: NDArray[np.float64]) -> bool:
     """Cochran's rule for a t interval: n ≥ 25·g₁², and some spread to studentize by."""
+    from scipy.stats import skew
+
     n = values.size
     if n < 3 or float(np.ptp(values)) == 0.0:
         return False
@@ -127,6 +127,8 @@ def cochran_holds(values: NDArray[np.float64]) -> bool:
 
 def clopper_pearson(successes: int, n: int, confidence_level: float) -> tuple[float, float]:
     """Exact (Clopper–Pearson) interval for successes out of n."""
+    from scipy.stats import beta as beta_distribution
+
     tail = (1.0 - confidence_level) / 2.0
     low = (
         0.0 if successes == 0 else float(beta_distribution.ppf(tail, successes, n - successes + 1))
@@ -141,6 +143,8 @@ def clopper_pearson(successes: int, n: int, confidence_level: float) -> tuple[fl
 
 def t_interval(values: NDArray[np.float64], confidence_level: float) -> tuple[float, float]:
     """Student's t interval for the mean (n ≥ 2)."""
+    from scipy.stats import t
+
     n = values.size
     centre = exact_mean(values)
     spread = float(np.std(values, ddof=1))

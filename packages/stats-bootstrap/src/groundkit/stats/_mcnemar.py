@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import binomtest
 
 from groundkit.stats._errors import StatsError
 
@@ -94,6 +93,8 @@ def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> McNemarResult:
 
 def mcnemar_p_value(gained: int, lost: int) -> float:
     """The exact two-sided McNemar p-value from the discordant counts (1.0 when there are none)."""
+    from scipy.stats import binomtest
+
     discordant = gained + lost
     if discordant == 0:
         return 1.0

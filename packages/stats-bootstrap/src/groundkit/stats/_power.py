@@ -20,10 +20,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import brentq
-from scipy.special import nctdtr
-from scipy.stats import binom
-from scipy.stats import t as student_t
 
 from groundkit.stats._errors import StatsError
 from groundkit.stats._validation import (
@@ -48,6 +44,8 @@ _XTOL = 1e-9
 
 def _flip_counts(n: int, share: float) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """The flip counts k with non-negligible Binomial(n, share) mass, and that mass."""
+    from scipy.stats import binom
+
     low = int(binom.ppf(_MASS, n, share))
     high = int(binom.isf(_MASS, n, share))
     counts = np.arange(max(low, 0), min(high, n) + 1, dtype=np.int64)
@@ -59,6 +57,8 @@ def _rejection_cutoffs(counts: NDArray[np.int64], alpha: float) -> NDArray[np.in
 
     −1 when no count of gains can reject (too few flips).
     """
+    from scipy.stats import binom
+
     cutoff = binom.ppf(alpha / 2.0, counts, 0.5).astype(np.int64) - 1
     # ppf works in floating point: move each cutoff to the exact boundary.
     too_far = 2.0 * binom.cdf(cutoff, counts, 0.5) >= alpha
@@ -90,6 +90,8 @@ def mcnemar_power(n: int, flip_share: float, change: float, *, alpha: float) -> 
     Returns:
         The probability that the test rejects.
     """
+    from scipy.stats import binom
+
     counts, weights, cutoffs = _null_table(n, flip_share, alpha)
     gain_share = min(1.0, max(0.0, (flip_share + change) / (2.0 * flip_share)))
     low_tail = np.where(cutoffs >= 0, binom.cdf(cutoffs, counts, gain_share), 0.0)
@@ -136,6 +138,8 @@ def detection_limit(
 
 @functools.lru_cache(maxsize=4096)
 def _mcnemar_limit(n: int, share: float, alpha: float, power: float) -> float | None:
+    from scipy.optimize import brentq
+
     def shortfall(change: float) -> float:
         # A change of Δ flips at least a share Δ of the items (all of them gains).
         return mcnemar_power(n, max(share, change), change, alpha=alpha) - power
@@ -147,6 +151,8 @@ def _mcnemar_limit(n: int, share: float, alpha: float, power: float) -> float | 
 
 def _two_sided_t_power(critical: float, df: int, shift: float) -> float:
     """P(|T| > critical) for T noncentral t; the far tail is dropped where cdflib gives nan."""
+    from scipy.special import nctdtr
+
     far = float(nctdtr(df, abs(shift), -critical))
     near = 1.0 - float(nctdtr(df, abs(shift), critical))
     return near + (far if math.isfinite(far) else 0.0)
@@ -154,6 +160,8 @@ def _two_sided_t_power(critical: float, df: int, shift: float) -> float:
 
 def t_power(effect: float, sd: float, n: int, *, alpha: float) -> float:
     """Power of the two-sided one-sample t test (n − 1 degrees of freedom) at a true effect."""
+    from scipy.stats import t as student_t
+
     df = max(n - 1, 1)
     critical = float(student_t.ppf(1.0 - alpha / 2.0, df))
     return _two_sided_t_power(critical, df, effect * math.sqrt(n) / sd)
@@ -169,6 +177,9 @@ def _t_limit(sd: float, n: int, df: int, alpha: float, power: float) -> float:
 @functools.lru_cache(maxsize=4096)
 def _t_shift(df: int, alpha: float, power: float) -> float:
     """The noncentrality at which the two-sided t test with df degrees has the given power."""
+    from scipy.optimize import brentq
+    from scipy.stats import t as student_t
+
     critical = float(student_t.ppf(1.0 - alpha / 2.0, df))
 
     def shortfall(shift: float) -> float:

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import norm
 
 from groundkit.stats._errors import StatsError
 from groundkit.stats._intervals import clopper_pearson
@@ -97,6 +96,8 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> Prop
     Raises:
         StatsError: If the counts are not integers in range or confidence is not in (0, 1).
     """
+    from scipy.stats import norm
+
     trials = check_count(n, name="n")
     hits = check_count(successes, name="successes", minimum=0)
     if hits > trials:
@@ -197,6 +198,8 @@ def stratified_wilson_interval(
         StatsError: If there are no strata, a count is out of range, or confidence is not in
             (0, 1).
     """
+    from scipy.stats import norm
+
     # Checked at run time too: callers outside typed code pass anything.
     if not isinstance(strata, (list, tuple)) or not strata:
         raise StatsError("strata must be a non-empty sequence of strata")

@@ -17,7 +17,6 @@ import math
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import binom
 
 __all__ = ["EXACT_SUPPORT_LIMIT", "exact_two_sided_tail"]
 
@@ -30,6 +29,8 @@ EXACT_SUPPORT_LIMIT = 1 << 16
 @functools.lru_cache(maxsize=1024)
 def _fair_binomial(count: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(2k − count, P(k)) for k = 0 … count under Binomial(count, 1/2)."""
+    from scipy.stats import binom
+
     k = np.arange(count + 1)
     steps = (2.0 * k - count).astype(np.float64)
     steps.flags.writeable = False

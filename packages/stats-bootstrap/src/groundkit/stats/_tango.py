@@ -17,9 +17,6 @@ from __future__ import annotations
 
 import math
 
-from scipy.optimize import brentq
-from scipy.stats import norm
-
 __all__ = ["tango_interval", "tango_statistic"]
 
 _EDGE = 1e-12
@@ -44,6 +41,8 @@ def tango_statistic(gained: int, lost: int, n: int, delta: float) -> float:
 
 
 def _root(gained: int, lost: int, n: int, target: float, low: float, high: float) -> float:
+    from scipy.optimize import brentq
+
     def shifted(delta: float) -> float:
         return tango_statistic(gained, lost, n, delta) - target
 
@@ -64,6 +63,8 @@ def tango_interval(
     Returns:
         The interval's low and high ends, within [−1, 1].
     """
+    from scipy.stats import norm
+
     z = float(norm.ppf(0.5 + confidence_level / 2.0))
     estimate = (gained - lost) / n
     lo_edge, hi_edge = -1.0 + _EDGE, 1.0 - _EDGE

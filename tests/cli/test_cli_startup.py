@@ -1,0 +1,156 @@
+"""Start fast: ``grk --help`` and a light command import only what they need (issue 15, item 4).
+
+Each check runs ``grk`` in a fresh interpreter and lists the modules it loaded, so an import
+moved back to module level (a command module at registration, scipy in a statistics module,
+the pipeline behind an items comparison) fails here rather than only in the benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from groundkit.harness import write_items
+from groundkit.judgments import (
+    EvalReport,
+    GoldEvidence,
+    QueryInfo,
+    QueryResult,
+    RunInfo,
+    StageReport,
+)
+
+# Loaded by none of the commands checked here (numpy and pydantic: not by ``--help``).
+HEAVY = (
+    "torch",
+    "sentence_transformers",
+    "transformers",
+    "scipy",
+    "bm25s",
+    "jinja2",
+    "matplotlib",
+    "faiss",
+    "rich.progress",
+)
+NOT_FOR_HELP = (*HEAVY, "numpy", "pydantic", "rich", "groundkit.judgments", "groundkit.stats")
+# An items comparison needs the statistics (scipy.stats) but none of the run's machinery.
+NOT_FOR_ITEMS = (
+    "torch",
+    "sentence_transformers",
+    "transformers",
+    "bm25s",
+    "jinja2",
+    "matplotlib",
+    "faiss",
+    "groundkit.harness._pipeline",
+    "groundkit.harness._config",
+    "groundkit.diagnosis._diagnose",
+    "groundkit.cli._html_report",
+    "groundkit.cli._compare_report",
+    "groundkit.cli._eval_run",
+)
+
+_PROBE = """
+import json, sys
+from groundkit.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+print("\\n@@MODULES@@" + json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def loaded_by(*args: str) -> tuple[int, set[str]]:
+    """Run ``grk ARGS`` in a fresh interpreter; its exit code and every module it imported."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, check=False
+    )
+    payload = json.loads(done.stdout.rsplit("@@MODULES@@", 1)[1])
+    return int(payload["code"] or 0), set(payload["modules"])
+
+
+def _heavy(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in names))
+
+
+def test_help_imports_no_heavy_module() -> None:
+    code, modules = loaded_by("--help")
+    assert code == 0
+    assert _heavy(modules, NOT_FOR_HELP) == []
+    assert "click" in modules  # the probe does see what the command loaded
+
+
+@pytest.mark.parametrize("group", ["eval", "beir", "evalset"])
+def test_group_help_lists_every_command_without_running_one(group: str) -> None:
+    code, modules = loaded_by(group, "--help")
+    assert code == 0
+    assert _heavy(modules, ("torch", "sentence_transformers", "bm25s", "faiss")) == []
+
+
+def test_every_named_command_resolves() -> None:
+    import click
+
+    from groundkit.cli._main import cli
+
+    for group_name in ("eval", "beir", "evalset"):
+        group = cli.commands[group_name]
+        assert isinstance(group, click.Group)
+        context = click.Context(group)
+        names = group.list_commands(context)
+        assert names == sorted(names)
+        assert names
+        for name in names:
+            command = group.get_command(context, name)
+            assert command is not None
+            assert command.name == name
+
+
+def _items(path: Path, outcome: list[float]) -> Path:
+    ids = [f"q{i}" for i in range(len(outcome))]
+    report = EvalReport(
+        run=RunInfo(
+            created_at="2024-01-01T00:00:00Z",
+            package_versions={},
+            corpus_fingerprint="0" * 64,
+            judgments_fingerprint="0" * 64,
+        ),
+        queries=[
+            QueryInfo(query_id=q, query=f"question {q}", gold=[GoldEvidence(doc="d", quote="x")])
+            for q in ids
+        ],
+        stages=[
+            StageReport(
+                name="bm25",
+                kind="bm25",
+                baseline=True,
+                queries=[
+                    QueryResult(query_id=q, scores={"recall@10": v, "mrr": v / 2})
+                    for q, v in zip(ids, outcome, strict=True)
+                ],
+            )
+        ],
+    )
+    write_items(report, path)
+    return path
+
+
+def test_items_compare_imports_no_pipeline(tmp_path: Path) -> None:
+    a = _items(tmp_path / "a.items.jsonl", [1.0, 0.0] * 10)
+    b = _items(tmp_path / "b.items.jsonl", [1.0, 1.0] * 10)
+    code, modules = loaded_by("eval", "compare", str(a), str(b))
+    assert code == 0
+    assert _heavy(modules, NOT_FOR_ITEMS) == []
+    assert "groundkit.stats" in modules  # it did compare
+
+
+def test_scipy_is_not_imported_by_the_statistics_package() -> None:
+    probe = "import sys, groundkit.stats; print('scipy' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stderr
