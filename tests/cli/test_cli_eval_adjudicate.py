@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from groundkit.cli import cli
-from groundkit.judgments import Corpus, hit_touches_gold, load_report
+from groundkit.judgments import SCHEMA_VERSION, Corpus, hit_touches_gold, load_report
 
 STAGE = "bm25-chars200"
 
@@ -70,7 +70,7 @@ def test_recorded_judge_raises_recall_and_strict_is_unchanged(demo: Path, tmp_pa
     assert f"judged {count} unjudged hits" in output
     assert f"calls {3 * count} (cached 0, failed 0)" in output
     before, after = load_report(demo), load_report(tmp_path / "adj.json")
-    assert after.schema_version == "1.3"
+    assert after.schema_version == SCHEMA_VERSION
     for old, new in zip(before.stages, after.stages, strict=True):
         assert new.aggregates == old.aggregates  # strict never changes
         assert new.comparisons == old.comparisons

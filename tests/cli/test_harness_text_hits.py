@@ -172,7 +172,7 @@ def test_unlocated_text_is_counted_listed_and_noted_never_dropped_silently() -> 
     assert "Stage 'mine': 4 hits given as text" in notes[0]
     assert "query 'q-alpha' hit 1" in notes[0]
     data = json.loads(report.model_dump_json())
-    assert data["schema_version"] == SCHEMA_VERSION == "1.3"
+    assert data["schema_version"] == SCHEMA_VERSION == "1.4"
     assert check_report(data) == []
     assert data["stages"][1]["unlocated"][1] == {
         "query_id": "q-alpha",

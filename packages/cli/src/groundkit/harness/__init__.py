@@ -72,7 +72,7 @@ from groundkit.harness._reproduce import (
     reproduce_report,
 )
 from groundkit.harness._scoring import trec_measure_for
-from groundkit.harness._stats import family_settings, report_family
+from groundkit.harness._stats import family_settings, report_ablation_family, report_family
 from groundkit.harness._verify import comparison_problem
 
 __all__ = [
@@ -134,6 +134,7 @@ __all__ = [
     "read_config_file",
     "recorded_run_config",
     "register_retriever",
+    "report_ablation_family",
     "report_family",
     "reproduce_report",
     "retriever_kind",

@@ -242,6 +242,10 @@ class EvalSettings(BaseModel):
         bootstrap: Bootstrap settings of intervals and comparisons.
         embedding_cache_dir: Where dense stages cache embeddings (default: the user cache,
             ``$XDG_CACHE_HOME/groundkit/embeddings`` or ``~/.cache/groundkit/embeddings``).
+        ablation: Score each component of the hybrid and rerank stages beside the whole
+            (replayed from the run's ranked lists: nothing is searched again). ``None`` (the
+            default): on whenever the run has such a stage; ``True``: on, with a note when
+            there is nothing to ablate; ``False``: off; a list: only the stages named.
     """
 
     model_config = _FROZEN
@@ -255,6 +259,7 @@ class EvalSettings(BaseModel):
     chunker: ChunkerConfig | None = None
     bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
     embedding_cache_dir: Path | None = None
+    ablation: bool | list[str] | None = None
 
     @field_validator("chunker", mode="before")
     @classmethod
@@ -326,6 +331,23 @@ class EvalSettings(BaseModel):
                 f"({', '.join(self.headline_metrics)})"
             )
         object.__setattr__(self, "stages", ordered)
+        return self
+
+    @model_validator(mode="after")
+    def _ablated_stages(self) -> EvalSettings:
+        if not isinstance(self.ablation, list):
+            return self
+        known = {stage.name: stage for stage in self.stages}
+        for name in self.ablation:
+            stage = known.get(name)
+            if stage is None:
+                raise ValueError(f"ablation: {name!r} is not a stage (stages: {', '.join(known)})")
+            if not stage.retriever.ablation_parts():
+                raise ValueError(
+                    f"ablation: stage {name!r} ({stage.retriever.kind}) has no components to "
+                    "ablate; ablation applies to stages that fuse or re-order earlier stages "
+                    "(hybrid, rerank)"
+                )
         return self
 
     def _check_metric(self, name: str) -> None:

@@ -96,6 +96,7 @@ from groundkit.judgments._paths import (
 )
 from groundkit.judgments._report import (
     SCHEMA_VERSION,
+    AblationRow,
     BootstrapSettings,
     EvalReport,
     EvidenceTrace,
@@ -177,6 +178,7 @@ __all__ = [
     "RRF_K",
     "SCHEMA_VERSION",
     "UNANSWERABLE",
+    "AblationRow",
     "AdjudicatedStage",
     "AdjudicationInfo",
     "BootstrapSettings",

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from groundkit.judgments._errors import ReportError
+from groundkit.judgments._report_ablation import AblationRow
 from groundkit.judgments._report_adjudication import AdjudicatedStage, AdjudicationInfo
 from groundkit.judgments._report_consistency import semantic_problems
 from groundkit.judgments._report_cost import StageCost
@@ -26,6 +27,7 @@ from groundkit.judgments._report_statistics import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AblationRow",
     "AdjudicatedStage",
     "AdjudicationInfo",
     "BootstrapSettings",
@@ -42,7 +44,7 @@ __all__ = [
     "UnlocatedHit",
 ]
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 """Version of the report format written by this package (``major.minor``).
 
 1.1 added ``StageReport.unlocated`` (hits given as text that could not be located) and the
@@ -50,7 +52,8 @@ verdict engine's full record of each comparison (``StageComparison.decision`` an
 beside it, ``MetricAggregate.method``, the multiplicity settings); 1.2 the typed note records;
 1.3 judged@k (``StageReport.judged``), adjudication (``ReportHit.adjudicated_grade``,
 ``StageReport.adjudicated``, ``EvalReport.adjudication``) and ``StageReport.cost`` (time,
-latency per query, model use, memory and priced money), all optional with defaults. Older
+latency per query, model use, memory and priced money); 1.4 ``EvalReport.ablation`` (each
+component of a hybrid or rerank stage beside the whole); all optional with defaults. Older
 reports are read as they are."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -305,6 +308,8 @@ class EvalReport(_Model):
         note_records: The same notes with their codes and levels (schema 1.2); given alone,
             they fill ``notes``; a report without them reads its notes as ``other``.
         adjudication: How the report was adjudicated, when it was (schema 1.3).
+        ablation: Each component of a hybrid or rerank stage beside the whole, with the
+            differences whole minus component (schema 1.4; empty when not asked for).
     """
 
     schema_version: str = SCHEMA_VERSION
@@ -315,6 +320,7 @@ class EvalReport(_Model):
     timings: dict[str, float] = Field(default_factory=dict)
     note_records: list[ReportNote] = Field(default_factory=list)
     adjudication: AdjudicationInfo | None = None
+    ablation: list[AblationRow] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod
