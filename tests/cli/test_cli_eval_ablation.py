@@ -126,8 +126,15 @@ def test_compare_names_the_ablation_family(fused_run: Path) -> None:
     assert data["report_verdict"] == stored.outcome
     text = CliRunner().invoke(
         cli,
-        ["eval", "compare", str(fused_run / "report.json"), "--baseline", "small"]
-        + ["--candidate", "fused"],
+        [
+            "eval",
+            "compare",
+            str(fused_run / "report.json"),
+            "--baseline",
+            "small",
+            "--candidate",
+            "fused",
+        ],
     )
     assert "decided within the report's ablation family: holm over 24 comparisons" in text.output
 
