@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from tests.cli.test_cli_html_report import Browser, _chromium, check_numbers_match
 
 from groundkit.cli import _eval_cmd as eval_cmd
 from groundkit.cli import cli
@@ -100,6 +101,25 @@ def test_the_html_section_shows_the_reports_numbers(fused_run: Path) -> None:
                 f'data-field="ablation-effect" data-value="{comparison.effect!r}">'
                 f"{comparison.effect + 0.0:+.4f}<"
             ) in section
+
+
+@pytest.mark.browser
+def test_the_html_section_renders_in_chromium(
+    fused_run: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    binary = _chromium()
+    if binary is None:
+        pytest.skip("headless Chromium is not installed (apt-get install chromium)")
+    browser = Browser(binary, tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        loaded = browser.load(fused_run / "r.html")
+    finally:
+        browser.close()
+    assert loaded.errors == []
+    assert loaded.facts["scroll_width"] <= browser.width  # the wide table scrolls in its box
+    assert 'id="ablation"' in loaded.dom
+    assert loaded.dom.count("data-component=") == 6
+    check_numbers_match(loaded.dom, (fused_run / "report.json").read_text(encoding="utf-8"))
 
 
 def test_compare_names_the_ablation_family(fused_run: Path) -> None:

@@ -56,6 +56,7 @@ from groundkit.harness._protocol import (
 )
 from groundkit.harness._registry import (
     ENTRY_POINT_GROUP,
+    AblationPart,
     RetrieverKind,
     RetrieverSettings,
     register_retriever,
@@ -81,6 +82,7 @@ __all__ = [
     "DENSE_INSTALL_HINT",
     "ENTRY_POINT_GROUP",
     "MAX_RESAMPLES",
+    "AblationPart",
     "Bm25Retriever",
     "CallableRetriever",
     "ChunkHits",
