@@ -201,7 +201,8 @@ def test_default_is_on_only_with_something_to_ablate(
 
 
 def test_naming_stages_limits_the_rows(demo: tuple[Corpus, list[Judgment]]) -> None:
-    only = _run(demo, _stages(HYBRID3, RERANK), ablation=["reranked"])
+    only = _run(demo, _stages(HYBRID3, RERANK), ablation="reranked")
+    assert only.run.config["ablation"] == ["reranked"]
     assert {row.stage for row in only.ablation} == {"reranked"}
     assert "ablation" in only.timings
 
@@ -211,9 +212,11 @@ def test_naming_stages_limits_the_rows(demo: tuple[Corpus, list[Judgment]]) -> N
     [
         (["nope"], "ablation: 'nope' is not a stage (stages: bm25, small, whole-doc, fused)"),
         (["small"], "ablation: stage 'small' (bm25) has no components to ablate"),
+        ("yes", "ablation: 'yes' is not a stage"),  # never read as true
+        ([1], "must be true, false or a list of stage names, got list [1]"),
     ],
 )
-def test_bad_names_are_one_line_errors(ablation: list[str], message: str) -> None:
+def test_bad_names_are_one_line_errors(ablation: Any, message: str) -> None:
     with pytest.raises(ValidationError) as caught:
         EvalSettings.model_validate({"stages": _stages(HYBRID3), "ablation": ablation})
     (error,) = caught.value.errors()

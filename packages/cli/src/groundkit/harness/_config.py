@@ -266,6 +266,23 @@ class EvalSettings(BaseModel):
     def _chunker_text(cls, value: Any) -> Any:
         return _chunker_from_text(value)
 
+    @field_validator("ablation", mode="before")
+    @classmethod
+    def _ablation_shape(cls, value: Any) -> Any:
+        # Checked before pydantic's lax union, which would read "yes" as true and give two
+        # messages for one mistake; a single stage name is a list of one.
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return list(dict.fromkeys(value))
+        raise ValueError(
+            f"must be true, false or a list of stage names, got {type(value).__name__} {value!r}"[
+                :200
+            ]
+        )
+
     @field_validator("bootstrap")
     @classmethod
     def _bounded_resamples(cls, value: BootstrapSettings) -> BootstrapSettings:
