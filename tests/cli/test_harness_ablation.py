@@ -57,6 +57,7 @@ RERANK = {
     "name": "reranked",
     "retriever": {"kind": "rerank", "stage": "fused", "target": overlap_scores, "top": 10},
 }
+HEADLINE = ["recall@10", "ndcg@10", "mrr", "recall@2000c"]
 _SETTINGS: dict[str, Any] = {"cutoffs": [5, 10], "budgets": [2000], "bootstrap": {"resamples": 200}}
 
 
@@ -201,9 +202,16 @@ def test_default_is_on_only_with_something_to_ablate(
 
 
 def test_naming_stages_limits_the_rows(demo: tuple[Corpus, list[Judgment]]) -> None:
-    only = _run(demo, _stages(HYBRID3, RERANK), ablation="reranked")
+    primary = {"resamples": 200, "primary_metric": "ndcg@10"}
+    only = _run(demo, _stages(HYBRID3, RERANK), ablation="reranked", bootstrap=primary)
     assert only.run.config["ablation"] == ["reranked"]
     assert {row.stage for row in only.ablation} == {"reranked"}
+    # A primary metric decides here as in the stage comparisons; the others are guardrails.
+    roles = {(c.metric, c.role) for row in only.ablation for c in row.comparisons}
+    assert roles == {(m, "decision" if m == "ndcg@10" else "guardrail") for m in HEADLINE}
+    decisions = [c for row in only.ablation for c in row.comparisons if c.role == "decision"]
+    assert {c.family_size for c in decisions} == {len(only.ablation)}
+    assert comparison_problem(only) is None
     assert "ablation" in only.timings
 
 
