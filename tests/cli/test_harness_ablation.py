@@ -251,10 +251,31 @@ def test_a_failed_input_leaves_its_rows_out_with_a_note(
     assert not [n for n in got.note_records if n.code is NoteCode.ABLATION]
 
 
-def test_replay_adds_little_time(report: EvalReport) -> None:
-    # Three fusions replayed and scored, thirteen rows decided: well under the stages' own time.
-    stage_seconds = sum(sum(s.timings.values()) for s in report.stages)
-    assert report.timings["ablation"] < stage_seconds
+def test_ablation_searches_and_scores_nothing_again(demo: tuple[Corpus, list[Judgment]]) -> None:
+    # A retriever and a rerank scorer that count their calls: the replays of the fusions
+    # without one input read the lists the stages already returned.
+    searched: list[str] = []
+    scored: list[str] = []
+    first = sorted(demo[0])[0]
+
+    def counted(query: str) -> list[dict[str, Any]]:
+        searched.append(query)
+        return [{"doc": first, "start": 0, "end": 200, "score": 1.0}]
+
+    def counted_scores(query: str, texts: list[str]) -> list[float]:
+        scored.append(query)
+        return overlap_scores(query, texts)
+
+    stages = _stages(
+        {"name": "ext", "retriever": {"kind": "callable", "target": counted}},
+        {"name": "mix", "retriever": {"kind": "hybrid", "stages": ["bm25", "small", "ext"]}},
+        {"name": "re", "retriever": {"kind": "rerank", "stage": "mix", "target": counted_scores}},
+    )
+    got = _run(demo, stages)
+    answerable = sum(1 for q in got.queries if q.answerable)
+    assert sum(1 for row in got.ablation if row.source == "replay") == 6
+    assert len(searched) == answerable  # once per query: the stage itself
+    assert len(scored) == answerable
 
 
 def test_ablation_is_recorded_in_the_run_config(report: EvalReport, tmp_path: Path) -> None:
