@@ -3,9 +3,11 @@
 A comparison of a candidate stage with the report's baseline on a headline metric is taken
 from the report's own family, recomputed by the same engine with the same settings, so it
 gives exactly the report's verdict (with other resamples or seed it is recomputed under those).
-Any other pair — two candidate stages, or a metric outside the headline ones — is a family of
-one, said so in the output. ``--all-pairs`` compares every pair of stages at once under the
-randomised max-statistic test (family-wise control over all pairs).
+A whole stage against one of its ablation components (``--baseline dense --candidate hybrid``)
+is taken from the report's ablation family the same way. Any other pair — two candidate
+stages, or a metric outside the headline ones — is a family of one, said so in the output.
+``--all-pairs`` compares every pair of stages at once under the randomised max-statistic test
+(family-wise control over all pairs).
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ from rich.text import Text
 
 from groundkit.cli._console import VERDICT_MARKS, format_delta, format_interval, format_value
 from groundkit.cli._errors import InputError
-from groundkit.harness import comparison_problem, family_settings, report_family
+from groundkit.harness import (
+    comparison_problem,
+    family_settings,
+    report_ablation_family,
+    report_family,
+)
 from groundkit.judgments import (
     BootstrapSettings,
     EvalReport,
@@ -98,6 +105,7 @@ class ReportOutcome:
     result: ItemComparison
     in_family: bool
     stored_verdict: str | None
+    in_ablation_family: bool = False
 
     @property
     def verdict(self) -> str:
@@ -125,6 +133,7 @@ class ReportOutcome:
             "verdict": self.verdict,
             "report_verdict": self.stored_verdict,
             "in_report_family": self.in_family,
+            "in_ablation_family": self.in_ablation_family,
             "comparison": result.model_dump(mode="json"),
         }
 
@@ -218,6 +227,18 @@ def compare_report_stages(
             (r for r in report_family(adjusted) if r.label == candidate and r.metric == metric),
             None,
         )
+    ablation = None if in_family else _ablation_result(adjusted, base_name, candidate, metric)
+    if ablation is not None:
+        found, stored = ablation
+        return ReportOutcome(
+            report_path=str(path),
+            baseline=base_name,
+            candidate=candidate,
+            result=found,
+            in_family=False,
+            stored_verdict=stored,
+            in_ablation_family=True,
+        )
     if found is None:
         in_family = False
         alone = dataclasses.replace(family_settings(adjusted.run.bootstrap), adjustment="none")
@@ -236,6 +257,25 @@ def compare_report_stages(
         in_family=in_family,
         stored_verdict=stored,
     )
+
+
+def _ablation_result(
+    report: EvalReport, component: str, whole: str, metric: str
+) -> tuple[ItemComparison, str | None] | None:
+    """The ablation family's comparison of ``whole`` with ``component``, when it has one."""
+    rows = [
+        i for i, r in enumerate(report.ablation) if (r.stage, r.component) == (whole, component)
+    ]
+    if not rows or metric not in report.run.headline_metrics:
+        return None
+    results = report_ablation_family(report)[rows[0]]
+    found = next((r for r in results if r.metric == metric), None)
+    if found is None:
+        return None
+    stored = next(
+        (c.outcome for c in report.ablation[rows[0]].comparisons if c.metric == metric), None
+    )
+    return found, stored
 
 
 def render_report_outcome(console: Console, outcome: ReportOutcome) -> None:
@@ -266,7 +306,12 @@ def render_report_outcome(console: Console, outcome: ReportOutcome) -> None:
             style="dim",
         )
     )
-    if outcome.in_family:
+    if outcome.in_ablation_family:
+        scope = (
+            f"decided within the report's ablation family: {result.adjustment} over "
+            f"{result.family_size} comparisons (whole − component)"
+        )
+    elif outcome.in_family:
         scope = (
             f"decided within the report's family: {result.adjustment} over "
             f"{result.family_size} comparisons"

@@ -26,15 +26,17 @@ from rich.table import Table
 from rich.text import Text
 
 from groundkit.cli._cost_view import render_cost_table
-from groundkit.judgments import EvalReport, StageComparison, StageReport
+from groundkit.judgments import AblationRow, EvalReport, StageComparison, StageReport
 
 __all__ = [
     "VERDICT_MARKS",
     "ProgressDisplay",
+    "ablation_title",
     "format_delta",
     "format_interval",
     "make_console",
     "progress_option",
+    "render_ablation",
     "render_comparisons",
     "render_notes",
     "render_report",
@@ -199,6 +201,62 @@ def render_comparisons(console: Console, report: EvalReport, metrics: Sequence[s
     console.print(table)
 
 
+def ablation_title(report: EvalReport) -> str:
+    """What the ablation table shows and how its verdicts were decided (console and HTML)."""
+    settings = report.run.bootstrap
+    level = round(settings.confidence_level * 100)
+    family = max((c.family_size or 1 for r in report.ablation for c in r.comparisons), default=1)
+    control = {"holm": "Holm", "bh": "Benjamini–Hochberg"}[settings.multiplicity]
+    scope = (
+        f"{control} over {family} comparisons"
+        if settings.primary_metric is None
+        else f"{control} over the {family} on {settings.primary_metric}; the rest are guardrails"
+    )
+    return (
+        "ablation: component mean, then whole − component "
+        f"({level}% interval; exact paired tests; a family of its own: {scope})"
+    )
+
+
+def _ablation_cell(row: AblationRow, metric: str) -> Text:
+    aggregate = row.aggregates.get(metric)
+    comparison = next((c for c in row.comparisons if c.metric == metric), None)
+    if aggregate is None or comparison is None:
+        return Text("—", style="dim")
+    mark, style = VERDICT_MARKS[comparison.outcome]
+    cell = Text(format_value(aggregate.mean) + "  ")
+    cell.append(format_delta(comparison.effect) + " ", style="bold")
+    cell.append(mark.split(" ")[0], style=style if comparison.role == "decision" else "dim")
+    return cell
+
+
+def render_ablation(console: Console, report: EvalReport, metrics: Sequence[str]) -> None:
+    """Print the ablation rows: one line per component of a hybrid or rerank stage."""
+    if not report.ablation:
+        return
+    table = Table(
+        title=ablation_title(report),
+        title_justify="left",
+        caption="▲ the whole beats the component (what was removed helps), ▼ the component "
+        "beats the whole, ≈ inconclusive; intervals and p-values are in the report",
+        caption_justify="left",
+    )
+    table.add_column("stage", no_wrap=True)
+    table.add_column("component", no_wrap=True)
+    table.add_column("removed", style="dim")
+    for metric in metrics:
+        table.add_column(metric, justify="right", no_wrap=True)
+    for row in report.ablation:
+        cells: list[Text | str] = [
+            Text(row.stage, style="bold"),
+            row.component + (" (replayed)" if row.source == "replay" else ""),
+            ", ".join(row.removed),
+        ]
+        cells += [_ablation_cell(row, metric) for metric in metrics]
+        table.add_row(*cells)
+    console.print(table)
+
+
 def render_notes(console: Console, notes: Sequence[str], *, title: str = "notes") -> None:
     """Print the notes as a bulleted list (they say what the numbers cannot)."""
     if not notes:
@@ -230,6 +288,7 @@ def render_report(
     )
     render_stage_table(console, report, metrics)
     render_comparisons(console, report, metrics)
+    render_ablation(console, report, metrics)
     render_cost_table(console, report.stages)
     if detection_limit:
         console.print(Text("detection limit: ", style="bold") + Text(detection_limit))

@@ -61,6 +61,8 @@ class RunFlags:
     primary_metric: str | None = None
     equivalence_margin: float | None = None
     embedding_cache: Path | None = None
+    ablation: bool | None = None
+    ablate: Sequence[str] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -101,6 +103,12 @@ def _top_level_flags(flags: RunFlags) -> dict[str, tuple[str, Any]]:
             given[key] = (f"{flag} {value}", str(value) if isinstance(value, Path) else value)
     if flags.metrics:
         given["headline_metrics"] = ("--metric", list(flags.metrics))
+    if flags.ablate:
+        if flags.ablation is False:
+            raise InputError("--ablate and --no-ablation contradict each other")
+        given["ablation"] = ("--ablate", list(dict.fromkeys(flags.ablate)))
+    elif flags.ablation is not None:
+        given["ablation"] = ("--ablation" if flags.ablation else "--no-ablation", flags.ablation)
     return given
 
 

@@ -162,6 +162,19 @@ _IN_PATH = click.Path(path_type=Path)
     help="Also test equivalence within ±M (TOST) for every comparison.",
 )
 @click.option(
+    "--ablation/--no-ablation",
+    default=None,
+    help="Score each component of the hybrid and rerank stages beside the whole (replayed "
+    "from the run's ranked lists; its own family of comparisons) [default: on when the run "
+    "has such a stage].",
+)
+@click.option(
+    "--ablate",
+    multiple=True,
+    metavar="STAGE",
+    help="Ablate only this hybrid or rerank stage (repeatable).",
+)
+@click.option(
     "--embedding-cache", type=_IN_PATH, default=None, help="Embedding cache folder of dense stages."
 )
 @click.option(
@@ -212,6 +225,8 @@ def run_command(
     multiplicity: str | None,
     primary_metric: str | None,
     run_margin: float | None,
+    ablation: bool | None,
+    ablate: tuple[str, ...],
     embedding_cache: Path | None,
     report_path: Path,
     items_path: Path | None,
@@ -255,6 +270,8 @@ def run_command(
         primary_metric=primary_metric,
         equivalence_margin=run_margin,
         embedding_cache=embedding_cache,
+        ablation=ablation,
+        ablate=ablate,
     )
     config = build_run_config(flags)
     execute(

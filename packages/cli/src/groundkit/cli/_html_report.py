@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from groundkit.cli.__about__ import __version__
+from groundkit.cli._html_ablation import ablation_section
 from groundkit.cli._html_cost import cost_section
 from groundkit.cli._html_data import breakdown, headline_metrics, recall_curves
 from groundkit.cli._html_plots import stage_styles
@@ -34,6 +35,7 @@ _NAV = (
     ("stages", "Stages"),
     ("cost", "Cost"),
     ("differences", "Differences"),
+    ("ablation", "Ablation"),
     ("curves", "Recall curves"),
     ("breakdown", "Breakdown"),
     ("worst", "Worst queries"),
@@ -112,6 +114,7 @@ def render_html_report(
             stages_section(report, styles),
             cost_section(report, styles),
             forest_section(report, metrics, limits, styles),
+            ablation_section(report, metrics, styles),
             curves_section(report, recall_curves(report), styles),
             breakdown_section(report, breakdown(report), metrics, styles),
             worst_section(report, metrics[0] if metrics else None, styles, corpus_view),
@@ -119,7 +122,9 @@ def render_html_report(
         ]
     )
     title = f"Retrieval evaluation · {report.run.corpus_fingerprint[:12]}"
-    return page(title=title, header=_header(report), nav=_NAV, body=body, footer=_footer(report))
+    # The ablation section exists only when the report has ablation rows.
+    nav = [(a, label) for a, label in _NAV if a != "ablation" or report.ablation]
+    return page(title=title, header=_header(report), nav=nav, body=body, footer=_footer(report))
 
 
 def write_html_report(

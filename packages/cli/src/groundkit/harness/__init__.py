@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     )
     from groundkit.harness._registry import (
         ENTRY_POINT_GROUP,
+        AblationPart,
         RetrieverKind,
         RetrieverSettings,
         register_retriever,
@@ -81,12 +82,18 @@ if TYPE_CHECKING:
         reproduce_report,
     )
     from groundkit.harness._scoring import trec_measure_for
-    from groundkit.harness._stats import family_settings, report_family
+    from groundkit.harness._stats import (
+        family_settings,
+        report_ablation_family,
+        report_family,
+    )
     from groundkit.harness._verify import comparison_problem
 
 # Each name is imported from its module when first used (PEP 562), so a light command that
 # needs one of them (``grk eval compare`` on items files) does not load the whole harness.
 _EXPORTS: dict[str, str] = {
+    "AblationPart": "groundkit.harness._registry",
+    "report_ablation_family": "groundkit.harness._stats",
     "BASELINE_STAGE": "groundkit.harness._config",
     "Bm25Retriever": "groundkit.harness._config",
     "CallableRetriever": "groundkit.harness._config",
@@ -162,6 +169,7 @@ __all__ = [
     "DENSE_INSTALL_HINT",
     "ENTRY_POINT_GROUP",
     "MAX_RESAMPLES",
+    "AblationPart",
     "Bm25Retriever",
     "CallableRetriever",
     "ChunkHits",
@@ -215,6 +223,7 @@ __all__ = [
     "read_config_file",
     "recorded_run_config",
     "register_retriever",
+    "report_ablation_family",
     "report_family",
     "reproduce_report",
     "retriever_kind",

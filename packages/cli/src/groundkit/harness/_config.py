@@ -234,6 +234,10 @@ class EvalSettings(BaseModel):
         bootstrap: Bootstrap settings of intervals and comparisons.
         embedding_cache_dir: Where dense stages cache embeddings (default: the user cache,
             ``$XDG_CACHE_HOME/groundkit/embeddings`` or ``~/.cache/groundkit/embeddings``).
+        ablation: Score each component of the hybrid and rerank stages beside the whole
+            (replayed from the run's ranked lists: nothing is searched again). ``None`` (the
+            default): on whenever the run has such a stage; ``True``: on, with a note when
+            there is nothing to ablate; ``False``: off; a list: only the stages named.
     """
 
     model_config = _FROZEN
@@ -247,11 +251,29 @@ class EvalSettings(BaseModel):
     chunker: ChunkerConfig | None = None
     bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
     embedding_cache_dir: Path | None = None
+    ablation: bool | list[str] | None = None
 
     @field_validator("chunker", mode="before")
     @classmethod
     def _chunker_text(cls, value: Any) -> Any:
         return _chunker_from_text(value)
+
+    @field_validator("ablation", mode="before")
+    @classmethod
+    def _ablation_shape(cls, value: Any) -> Any:
+        # Checked before pydantic's lax union, which would read "yes" as true and give two
+        # messages for one mistake; a single stage name is a list of one.
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return list(dict.fromkeys(value))
+        raise ValueError(
+            f"must be true, false or a list of stage names, got {type(value).__name__} {value!r}"[
+                :200
+            ]
+        )
 
     @field_validator("bootstrap")
     @classmethod
@@ -318,6 +340,23 @@ class EvalSettings(BaseModel):
                 f"({', '.join(self.headline_metrics)})"
             )
         object.__setattr__(self, "stages", ordered)
+        return self
+
+    @model_validator(mode="after")
+    def _ablated_stages(self) -> EvalSettings:
+        if not isinstance(self.ablation, list):
+            return self
+        known = {stage.name: stage for stage in self.stages}
+        for name in self.ablation:
+            stage = known.get(name)
+            if stage is None:
+                raise ValueError(f"ablation: {name!r} is not a stage (stages: {', '.join(known)})")
+            if not stage.retriever.ablation_parts():
+                raise ValueError(
+                    f"ablation: stage {name!r} ({stage.retriever.kind}) has no components to "
+                    "ablate; ablation applies to stages that fuse or re-order earlier stages "
+                    "(hybrid, rerank)"
+                )
         return self
 
     def _check_metric(self, name: str) -> None:

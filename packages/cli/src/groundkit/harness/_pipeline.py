@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from groundkit.harness._ablation import AblationScores, run_ablation
 from groundkit.harness._config import EvalSettings, RunConfig, StageConfig
 from groundkit.harness._context import ProgressCallback, RunContext, StageOutcome
 from groundkit.harness._duplicates import DuplicateFinder
@@ -24,6 +25,7 @@ from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness._evidence import QuoteGold
 from groundkit.harness._gold import gold_structures, query_infos
 from groundkit.harness._notes import build_notes
+from groundkit.harness._ranking import RankedRun
 from groundkit.harness._registry import RetrieverSettings, retriever_kind
 from groundkit.harness._results import stage_report, stage_results, unlocated_note
 from groundkit.harness._retrievers import CallableRetriever
@@ -192,24 +194,24 @@ class _Scorer:
         self.duplicates = DuplicateFinder(ctx.texts)
         self.values: dict[str, npt.NDArray[np.float64]] = {}
 
+    def score(self, run: RankedRun) -> tuple[RankedRun, npt.NDArray[np.float64]]:
+        """The run as scored (collapsed to documents at document level) and its values."""
+        ctx = self.ctx
+        if self.document_level:
+            run = collapse_to_documents(run, ctx.doc_lengths)
+            return run, score_document_level(self.qrels, run, ctx.doc_ids, self.metrics)
+        values = score_chunk_level(
+            self.gold_table, run, ctx.doc_ids, self.metrics, ctx.settings.min_overlap_fraction
+        )
+        return run, values
+
     def report(self, outcome: StageOutcome) -> StageReport:
         ctx, stage = self.ctx, outcome.config
         results: list[QueryResult] = []
         if outcome.run is not None:
             step = time.perf_counter()
             ctx.report(f"{stage.name}: score", 0, 1)
-            run = outcome.run
-            if self.document_level:
-                run = collapse_to_documents(run, ctx.doc_lengths)
-                values = score_document_level(self.qrels, run, ctx.doc_ids, self.metrics)
-            else:
-                values = score_chunk_level(
-                    self.gold_table,
-                    run,
-                    ctx.doc_ids,
-                    self.metrics,
-                    ctx.settings.min_overlap_fraction,
-                )
+            run, values = self.score(outcome.run)
             self.values[stage.name] = values
             results = stage_results(
                 ctx, outcome, run, values, self.metrics, self.traces_gold, self.duplicates
@@ -223,11 +225,11 @@ class _Scorer:
 def _run_stages(
     ctx: RunContext,
     scorer: _Scorer,
+    outcomes: dict[str, StageOutcome],
     *,
     stop_on_failure: bool,
     failures: list[StageFailed] | None,
 ) -> list[StageReport]:
-    outcomes: dict[str, StageOutcome] = {}
     reports: list[StageReport] = []
     for stage in ctx.settings.stages:
         outcome = StageOutcome(config=stage, doc_ids=ctx.doc_ids)
@@ -350,7 +352,10 @@ def evaluate(
     if not answerable:
         raise HarnessError("the judgments have no answerable query: nothing to rank")
     scorer = _Scorer(ctx, answerable)
-    stage_reports = _run_stages(ctx, scorer, stop_on_failure=stop_on_failure, failures=failures)
+    outcomes: dict[str, StageOutcome] = {}
+    stage_reports = _run_stages(
+        ctx, scorer, outcomes, stop_on_failure=stop_on_failure, failures=failures
+    )
     step = time.perf_counter()
     ctx.report("compare", 0, 1)
     stage_reports = compare_stages(
@@ -358,11 +363,18 @@ def evaluate(
     )
     ctx.report("compare", 1, 1)
     timings["compare"] = time.perf_counter() - step
+    step = time.perf_counter()
+    ablation, ablation_notes = run_ablation(
+        ctx, outcomes, stage_reports, AblationScores(scorer.values, scorer.metrics, scorer.score)
+    )
+    if ablation or ablation_notes:
+        timings["ablation"] = time.perf_counter() - step
     queries = query_infos(resolved, ctx.doc_codes)
     stage_reports = [_with_judged(s, queries, settings) for s in stage_reports]
     notes = build_notes(settings=settings, resolved=resolved, stages=stage_reports)
     notes += [note for s in stage_reports if (note := unlocated_note(s)) is not None]
     notes += judged_notes(stage_reports)
+    notes += ablation_notes
     timings["total"] = time.perf_counter() - started
     return EvalReport(
         run=_run_info(settings, loaded, judgment_list, command, config_record),
@@ -370,6 +382,7 @@ def evaluate(
         stages=stage_reports,
         note_records=notes,
         timings={k: round(v, 6) for k, v in timings.items()},
+        ablation=ablation,
     )
 
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "AblationPart",
     "RetrieverKind",
     "RetrieverSettings",
     "register_retriever",
@@ -52,6 +53,26 @@ ENTRY_POINT_GROUP = "groundkit.retrievers"
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
+@dataclass(frozen=True)
+class AblationPart:
+    """One component of a stage that reads earlier stages, for the run's ablation rows.
+
+    Exactly one of ``stage`` and ``replay`` is set.
+
+    Attributes:
+        removed: The earlier stages the component leaves out; empty when what is removed is
+            the stage's own step (a rerank's re-ordering).
+        stage: An earlier stage standing alone as the component (its scores are reused).
+        replay: Settings of the same kind over fewer earlier stages, run on their ranked lists
+            (only for a kind whose search reads its inputs' lists and searches nothing, as
+            fusion does).
+    """
+
+    removed: tuple[str, ...]
+    stage: str | None = None
+    replay: RetrieverSettings | None = None
+
+
 class RetrieverSettings(BaseModel):
     """Base of every retriever kind's settings model: frozen, unknown keys refused.
 
@@ -63,6 +84,7 @@ class RetrieverSettings(BaseModel):
     Three optional hooks may be overridden:
 
     * :meth:`upstream_stages`: the earlier stages this one reads (hybrid, rerank);
+    * :meth:`ablation_parts`: its components for an ablation (hybrid, rerank);
     * :meth:`from_spec_argument`: what ``--stage NAME=KIND:ARG`` sets;
     * :meth:`resolve_paths`: how relative paths of a config file are resolved.
 
@@ -75,6 +97,10 @@ class RetrieverSettings(BaseModel):
 
     def upstream_stages(self) -> list[str]:
         """Names of the earlier stages this stage reads (they must be defined before it)."""
+        return []
+
+    def ablation_parts(self) -> list[AblationPart]:
+        """The components an ablation scores beside this stage (none: nothing to ablate)."""
         return []
 
     @classmethod

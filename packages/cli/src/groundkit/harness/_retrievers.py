@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, ValidationInfo, field_serializer, field_validator, model_validator
 
 from groundkit.harness._registry import (
+    AblationPart,
     RetrieverKind,
     RetrieverSettings,
     register_retriever,
@@ -136,6 +137,24 @@ class HybridRetriever(RetrieverSettings):
     def upstream_stages(self) -> list[str]:
         """The fused stages."""
         return list(self.stages)
+
+    def ablation_parts(self) -> list[AblationPart]:
+        """Each fused stage alone; with three or more, each fusion of all but one (replayed)."""
+        parts = [
+            AblationPart(removed=tuple(s for s in self.stages if s != name), stage=name)
+            for name in self.stages
+        ]
+        if len(self.stages) >= 3:
+            parts += [
+                AblationPart(
+                    removed=(name,),
+                    replay=self.model_copy(
+                        update={"stages": [s for s in self.stages if s != name]}
+                    ),
+                )
+                for name in self.stages
+            ]
+        return parts
 
     @classmethod
     def from_spec_argument(cls, argument: str) -> dict[str, Any]:
@@ -353,6 +372,10 @@ class RerankRetriever(RetrieverSettings):
     def upstream_stages(self) -> list[str]:
         """The re-ordered stage."""
         return [self.stage]
+
+    def ablation_parts(self) -> list[AblationPart]:
+        """The re-ordered stage without the re-ordering."""
+        return [AblationPart(removed=(), stage=self.stage)]
 
     @classmethod
     def from_spec_argument(cls, argument: str) -> dict[str, Any]:

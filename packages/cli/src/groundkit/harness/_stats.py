@@ -6,6 +6,12 @@ under the report's multiplicity control (Holm by default), or only the primary m
 comparisons when one is named, the other headline metrics then shown as guardrails. The same
 function recomputes a written report's family (:func:`report_family`), so `grk eval compare`,
 the HTML report and the run itself can never disagree.
+
+The ablation rows (whole stage minus each component) are a second family, decided by the same
+function under the same settings (:func:`ablation_family`): they answer another question
+("does this part of the stage help?") than the stage comparisons ("does this stage beat the
+baseline?"), so turning ablation on or off never changes a stage comparison's verdict, and
+the chance of any false ablation claim is held at alpha within the ablation family.
 """
 
 from __future__ import annotations
@@ -34,10 +40,12 @@ from groundkit.stats import (
 )
 
 __all__ = [
+    "ablation_family",
     "aggregate",
     "compare_stages",
     "family_settings",
     "holm_by_member",
+    "report_ablation_family",
     "report_family",
     "stage_comparison",
 ]
@@ -98,13 +106,23 @@ def _members(
     ]
 
 
-def stage_comparison(result: ItemComparison, holm: float) -> StageComparison:
-    """The report's record of one engine comparison (``holm``: its Holm-adjusted p-value)."""
+def stage_comparison(
+    result: ItemComparison,
+    holm: float,
+    *,
+    baseline: str = BASELINE_STAGE,
+    candidate: str | None = None,
+) -> StageComparison:
+    """The report's record of one engine comparison (``holm``: its Holm-adjusted p-value).
+
+    ``baseline`` and ``candidate`` name the two sides (default: the baseline stage and the
+    member's label).
+    """
     three_way = result.verdict if result.verdict in ("better", "worse") else "inconclusive"
     return StageComparison(
         metric=result.metric or "",
-        baseline=BASELINE_STAGE,
-        candidate=result.label or "",
+        baseline=baseline,
+        candidate=result.label or "" if candidate is None else candidate,
         effect=result.difference,
         low=result.confidence_interval_low,
         high=result.confidence_interval_high,
@@ -230,3 +248,60 @@ def _report_family(report: EvalReport) -> list[ItemComparison]:
     }
     candidates = [s.name for s in ran if not s.baseline]
     return _family(columns, candidates, headline, report.run.bootstrap)
+
+
+AblationPair = tuple[str, str]
+"""``(whole, component)``: the two columns of one ablation row."""
+
+
+def ablation_family(
+    pairs: Sequence[AblationPair],
+    columns: Mapping[str, Mapping[str, Mapping[str, float]]],
+    headline: Sequence[str],
+    bootstrap: BootstrapSettings,
+) -> list[list[ItemComparison]]:
+    """Whole minus component on every headline metric, every pair in one family.
+
+    Args:
+        pairs: The ablation rows' ``(whole, component)`` column names.
+        columns: Column name -> metric -> query id -> value.
+        headline: The report's headline metrics.
+        bootstrap: The report's settings (the primary metric decides when one is named).
+
+    Returns:
+        Each pair's comparisons, in the order of ``headline``.
+    """
+    primary = bootstrap.primary_metric
+    members = [
+        PairedScores(
+            columns[component][metric],
+            columns[whole][metric],
+            metric=metric,
+            label=str(index),
+            role="decision" if primary is None or metric == primary else "guardrail",
+        )
+        for index, (whole, component) in enumerate(pairs)
+        for metric in headline
+    ]
+    out: list[list[ItemComparison]] = [[] for _ in pairs]
+    if members:
+        for result in compare_family(members, family_settings(bootstrap)):
+            out[int(result.label or 0)].append(result)
+    return out
+
+
+def report_ablation_family(report: EvalReport) -> list[list[ItemComparison]]:
+    """The report's ablation family recomputed from its per-query scores, as the run did."""
+    order = [q.query_id for q in report.queries if q.answerable]
+    headline = list(report.run.headline_metrics)
+    stages = {s.name: {r.query_id: r.scores for r in s.queries} for s in report.stages}
+    replays = {row.component: row.scores for row in report.ablation if row.source == "replay"}
+    columns = {
+        name: {
+            metric: {qid: scores.get(qid, {}).get(metric, 0.0) for qid in order}
+            for metric in headline
+        }
+        for name, scores in {**stages, **replays}.items()
+    }
+    pairs = [(row.stage, row.component) for row in report.ablation]
+    return ablation_family(pairs, columns, headline, report.run.bootstrap)

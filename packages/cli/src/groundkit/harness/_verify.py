@@ -12,7 +12,12 @@ import importlib.metadata
 import math
 from typing import Any
 
-from groundkit.harness._stats import holm_by_member, report_family, stage_comparison
+from groundkit.harness._stats import (
+    holm_by_member,
+    report_ablation_family,
+    report_family,
+    stage_comparison,
+)
 from groundkit.judgments import EvalReport, StageComparison
 
 __all__ = ["comparison_problem"]
@@ -53,6 +58,39 @@ def comparison_problem(report: EvalReport) -> str | None:
                 return (
                     f"stage {stage.name!r}, {stored.metric}: the stored {name} is {was!r} but "
                     f"the report's own per-query scores give {now!r}"
+                )
+    return _ablation_problem(report)
+
+
+def _ablation_problem(report: EvalReport) -> str | None:
+    """The first stored ablation comparison the report's scores do not reproduce, if any."""
+    ran = {s.name for s in report.stages if s.error is None}
+    for row in report.ablation:
+        needed = [row.stage] + ([row.component] if row.source == "stage" else [])
+        missing = [name for name in needed if name not in ran]
+        if missing:
+            return (
+                f"ablation row {row.stage!r} / {row.component!r} names {missing[0]!r}, which "
+                "is not a stage of the report that ran"
+            )
+    decided = report_ablation_family(report)
+    holm = iter(holm_by_member([result for results in decided for result in results]))
+    for row, results in zip(report.ablation, decided, strict=True):
+        fresh = {
+            r.metric: stage_comparison(r, next(holm), baseline=row.component, candidate=row.stage)
+            for r in results
+        }
+        for stored in row.comparisons:
+            again = fresh.get(stored.metric)
+            where = f"ablation row {row.stage!r} / {row.component!r}, {stored.metric}"
+            if again is None:
+                return f"{where}: a comparison the report's settings do not make"
+            field = _first_difference(stored, again)
+            if field is not None:
+                name, was, now = field
+                return (
+                    f"{where}: the stored {name} is {was!r} but the report's own per-query "
+                    f"scores give {now!r}"
                 )
     return None
 

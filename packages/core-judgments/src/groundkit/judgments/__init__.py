@@ -102,6 +102,7 @@ if TYPE_CHECKING:
     )
     from groundkit.judgments._report import (
         SCHEMA_VERSION,
+        AblationRow,
         BootstrapSettings,
         EvalReport,
         EvidenceTrace,
@@ -179,6 +180,7 @@ if TYPE_CHECKING:
 # Each name is imported from its module when first used (PEP 562), so a light command that
 # needs one of them (``grk eval compare`` on items files) does not load the whole harness.
 _EXPORTS: dict[str, str] = {
+    "AblationRow": "groundkit.judgments._report",
     "CHUNK_SIZE_KNOBS": "groundkit.judgments._knobs",
     "Knob": "groundkit.judgments._knobs",
     "flatten_stage_config": "groundkit.judgments._knobs",
@@ -342,6 +344,7 @@ __all__ = [
     "RRF_K",
     "SCHEMA_VERSION",
     "UNANSWERABLE",
+    "AblationRow",
     "AdjudicatedStage",
     "AdjudicationInfo",
     "BootstrapSettings",

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from groundkit.judgments._errors import ReportError
+from groundkit.judgments._report_ablation import AblationRow
 from groundkit.judgments._report_adjudication import AdjudicatedStage, AdjudicationInfo
 from groundkit.judgments._report_columns import HitColumns, ScoreColumns, expand_columns
 from groundkit.judgments._report_consistency import semantic_problems
@@ -27,6 +28,7 @@ from groundkit.judgments._report_statistics import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AblationRow",
     "AdjudicatedStage",
     "AdjudicationInfo",
     "BootstrapSettings",
@@ -55,9 +57,10 @@ beside it, ``MetricAggregate.method``, the multiplicity settings); 1.2 the typed
 ``StageReport.adjudicated``, ``EvalReport.adjudication``) and ``StageReport.cost`` (time,
 latency per query, model use, memory and priced money), all optional with defaults; 2.0
 writes a stage's hits and per-query scores as columns (``StageReport.hit_columns`` and
-``score_columns``, read back into each query's ``hits`` and ``scores``: a tenth of the size)
-and the judge's calibration in ``AdjudicationInfo`` (``calibration_status``,
-``calibration_card``, ``calibration``: uncalibrated by default). Older reports are read as
+``score_columns``, read back into each query's ``hits`` and ``scores``: a tenth of the size),
+the judge's calibration in ``AdjudicationInfo`` (``calibration_status``,
+``calibration_card``, ``calibration``: uncalibrated by default) and ``EvalReport.ablation``
+(each component of a hybrid or rerank stage beside the whole). Older reports are read as
 they are."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -325,6 +328,8 @@ class EvalReport(_Model):
         note_records: The same notes with their codes and levels (schema 1.2); given alone,
             they fill ``notes``; a report without them reads its notes as ``other``.
         adjudication: How the report was adjudicated, when it was (schema 1.3).
+        ablation: Each component of a hybrid or rerank stage beside the whole, with the
+            differences whole minus component (schema 1.4; empty when not asked for).
     """
 
     schema_version: str = SCHEMA_VERSION
@@ -335,6 +340,7 @@ class EvalReport(_Model):
     timings: dict[str, float] = Field(default_factory=dict)
     note_records: list[ReportNote] = Field(default_factory=list)
     adjudication: AdjudicationInfo | None = None
+    ablation: list[AblationRow] = Field(default_factory=list)
 
     @model_validator(mode="before")
     @classmethod

@@ -32,6 +32,7 @@ class NoteCode(StrEnum):
     UNLOCATED_HITS = "unlocated-hits"
     LOW_JUDGED = "low-judged"
     ADJUDICATED = "adjudicated"
+    ABLATION = "ablation"
     OTHER = "other"
 
 
