@@ -165,6 +165,13 @@ _IN_PATH = click.Path(path_type=Path)
     "--embedding-cache", type=_IN_PATH, default=None, help="Embedding cache folder of dense stages."
 )
 @click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default=None,
+    help="Where dense stages embed: this process, or Ray actors (extra 'ray'; RAY_ADDRESS "
+    "or ray_address in the config joins a cluster) [default: local].",
+)
+@click.option(
     "--report",
     "report_path",
     type=_OUT_FILE,
@@ -213,6 +220,7 @@ def run_command(
     primary_metric: str | None,
     run_margin: float | None,
     embedding_cache: Path | None,
+    executor: str | None,
     report_path: Path,
     items_path: Path | None,
     no_items: bool,
@@ -255,6 +263,7 @@ def run_command(
         primary_metric=primary_metric,
         equivalence_margin=run_margin,
         embedding_cache=embedding_cache,
+        executor=executor,
     )
     config = build_run_config(flags)
     execute(

@@ -40,7 +40,7 @@ from groundkit.harness._config_load import (
     run_config_from_dict,
 )
 from groundkit.harness._context import ProgressCallback
-from groundkit.harness._dense import DENSE_INSTALL_HINT, dense_available
+from groundkit.harness._dense import DENSE_INSTALL_HINT, LOAD_MODEL_PHASE, dense_available
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness._items import ItemsFile, ItemsStage, items_text, load_items, write_items
 from groundkit.harness._notes import DetectionLimits, detection_limits
@@ -80,6 +80,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "DENSE_INSTALL_HINT",
     "ENTRY_POINT_GROUP",
+    "LOAD_MODEL_PHASE",
     "MAX_RESAMPLES",
     "Bm25Retriever",
     "CallableRetriever",

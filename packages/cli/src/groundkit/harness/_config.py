@@ -242,6 +242,10 @@ class EvalSettings(BaseModel):
         bootstrap: Bootstrap settings of intervals and comparisons.
         embedding_cache_dir: Where dense stages cache embeddings (default: the user cache,
             ``$XDG_CACHE_HOME/groundkit/embeddings`` or ``~/.cache/groundkit/embeddings``).
+        executor: Where dense stages embed their chunks: ``local`` (this process) or ``ray``
+            (Ray Data actors; the ``ray`` extra). The results are the same.
+        ray_address: The Ray cluster the ``ray`` executor joins (``None``: ``RAY_ADDRESS``
+            when set, else a Ray instance already started in this process, else a local one).
     """
 
     model_config = _FROZEN
@@ -255,6 +259,8 @@ class EvalSettings(BaseModel):
     chunker: ChunkerConfig | None = None
     bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
     embedding_cache_dir: Path | None = None
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = Field(default=None, min_length=1)
 
     @field_validator("chunker", mode="before")
     @classmethod
