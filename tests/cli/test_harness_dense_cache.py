@@ -108,6 +108,7 @@ def test_kill_9_mid_embedding_then_rerun_embeds_only_unfinished_groups(tmp_path:
     assert survived.shards >= 3
     assert complete == 32 * survived.shards
     assert 0 < complete < TOTAL
+    print(f"killed after {survived.shards} complete shards: {complete} of {TOTAL} texts kept")
 
     rerun = FakeEncoder()
     resumed = DenseIndex(_texts(), _settings(), stage="s", cache_dir=cache, model=rerun)

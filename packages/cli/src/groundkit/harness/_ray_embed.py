@@ -141,7 +141,7 @@ class RayGroups:
             },
             batch_size=1,
             batch_format="numpy",
-            concurrency=max(1, min(len(items), workers)),
+            compute=ray.data.ActorPoolStrategy(size=max(1, min(len(items), workers))),
             **placement,
         )
         for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
