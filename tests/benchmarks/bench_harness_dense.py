@@ -57,7 +57,7 @@ def _texts(count: int) -> tuple[list[str], str]:
 def main(argv: list[str] | None = None) -> int:
     """Measure both sides; return 1 when the ratio or the equality check fails."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--texts", type=int, default=600)
+    parser.add_argument("--texts", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     try:
