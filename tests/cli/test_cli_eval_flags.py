@@ -246,3 +246,20 @@ def test_id_map_flag_on_a_jsonl_stage_of_the_file_names_the_flag(tmp_path: Path)
         f"{in_file}: stages[0].retriever.id_map: id_map applies to TREC run files, not to "
         "predictions JSON Lines"
     )
+
+
+def test_progress_display_shows_the_model_load_step_and_every_bar_has_an_eta() -> None:
+    from rich.progress import TimeRemainingColumn
+
+    stream = io.StringIO()
+    with ProgressDisplay(enabled=True, file=stream) as hook:
+        assert hook._progress is not None
+        assert any(isinstance(c, TimeRemainingColumn) for c in hook._progress.columns)
+        hook("minilm: load model", 0, 1)
+        hook("minilm: load model", 1, 1)
+        hook("minilm: embed", 3, 10)
+    assert "minilm: model loaded in " in stream.getvalue()
+    again = io.StringIO()
+    with ProgressDisplay(enabled=True, file=again) as hook:
+        hook("minilm: load model", 1, 1)  # already loaded: no line
+    assert "model loaded" not in again.getvalue()

@@ -92,6 +92,9 @@ def test_dense_stage_end_to_end_and_cache(tmp_path: Path) -> None:
     assert dense.chunk_count is not None
     assert dense.chunk_count <= 50
     assert dense.retriever["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert dense.retriever["device"] == "auto"
+    assert dense.retriever["device_used"] == "cpu"  # no GPU on the test machines
+    assert dense.retriever["executor"] == "local"
     assert "sentence-transformers" in report.run.package_versions
     for result in dense.queries:
         assert result.hits
@@ -105,10 +108,13 @@ def test_dense_stage_end_to_end_and_cache(tmp_path: Path) -> None:
     assert trace.tokens_before_quote is not None
     assert trace.tokens_before_quote >= 0
     assert trace.shares_query_term is None
+    names = [p[0] for p in phases]
+    assert ("minilm: load model", 1, 1) in phases
+    assert names.index("minilm: load model") < names.index("minilm: embed")
     embedded = [p for p in phases if p[0] == "minilm: embed"]
     assert embedded
     assert embedded[-1][1] == embedded[-1][2] == dense.chunk_count
-    assert len(list(cache.glob("*.npz"))) == 1
+    assert len(list(cache.glob("*/*.keys"))) >= 1
 
     # Second run: every chunk comes from the cache, and the results are the same.
     phases.clear()

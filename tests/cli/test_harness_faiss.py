@@ -115,7 +115,7 @@ def test_flat_ranks_exactly_like_numpy_and_ivf_is_deterministic(
         )
 
     exact_index = index()
-    vectors = exact_index._normalise(exact_index._encode(queries, None, "encode"))
+    vectors = exact_index._normalise(exact_index._encode(queries))
     started = time.perf_counter()
     exact = exact_index._exact(vectors, 100)
     exact_seconds = time.perf_counter() - started

@@ -18,6 +18,7 @@ from rich.progress import (
     TaskID,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 
 from groundkit.adapters.beir import BeirAdaptationReport, IdMapping, adapt_beir_dataset
@@ -39,6 +40,7 @@ def _progress_hook() -> Iterator[Callable[[int, int], None] | None]:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
         console=Console(stderr=True),
         transient=True,
     )

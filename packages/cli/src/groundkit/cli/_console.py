@@ -21,11 +21,13 @@ from rich.progress import (
     TaskID,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 from rich.table import Table
 from rich.text import Text
 
 from groundkit.cli._cost_view import render_cost_table
+from groundkit.harness import LOAD_MODEL_PHASE
 from groundkit.judgments import AblationRow, EvalReport, StageComparison, StageReport
 
 __all__ = [
@@ -312,7 +314,10 @@ class ProgressDisplay:
     """The engine's ``progress(phase, done, total)`` hook drawn as transient rich progress bars.
 
     Bars go to standard error and only when it is a terminal, so piped output and captured
-    output (tests, CI logs) stay clean. Use as a context manager; call the instance as the hook.
+    output (tests, CI logs) stay clean. Every bar shows its elapsed time and an estimate of the
+    time left. Loading a model is a step of its own (``<stage>: load model``): its bar shows
+    the time spent while the model loads, and a line saying how long it took stays once it
+    has. Use as a context manager; call the instance as the hook.
     """
 
     def __init__(self, *, enabled: bool | None = None, file: IO[str] | None = None) -> None:
@@ -331,6 +336,7 @@ class ProgressDisplay:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
+                TimeRemainingColumn(),
                 console=Console(file=self._stream),
                 transient=True,
             )
@@ -347,6 +353,7 @@ class ProgressDisplay:
         if self._progress is None:
             return
         task = self._tasks.get(phase)
+        started = task is not None
         if task is None:
             task = self._progress.add_task(phase, total=max(total, 1))
             self._tasks[phase] = task
@@ -354,3 +361,8 @@ class ProgressDisplay:
         self._progress.update(
             task, total=max(total, 1), completed=max(total, 1) if finished else done
         )
+        if finished and started and phase.endswith(f": {LOAD_MODEL_PHASE}"):
+            elapsed = self._progress.tasks[task].elapsed or 0.0
+            self._progress.console.print(
+                f"{phase.removesuffix(LOAD_MODEL_PHASE)}model loaded in {elapsed:.1f} s"
+            )

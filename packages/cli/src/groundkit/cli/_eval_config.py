@@ -63,6 +63,7 @@ class RunFlags:
     embedding_cache: Path | None = None
     ablation: bool | None = None
     ablate: Sequence[str] = ()
+    executor: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -97,6 +98,7 @@ def _top_level_flags(flags: RunFlags) -> dict[str, tuple[str, Any]]:
         ("depth", "--k", flags.depth),
         ("min_overlap_fraction", "--min-overlap", flags.min_overlap),
         ("embedding_cache_dir", "--embedding-cache", flags.embedding_cache),
+        ("executor", "--executor", flags.executor),
         ("chunker", "--chunker", flags.chunker),
     ):
         if value is not None:

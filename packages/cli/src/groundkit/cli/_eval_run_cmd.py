@@ -178,6 +178,13 @@ _IN_PATH = click.Path(path_type=Path)
     "--embedding-cache", type=_IN_PATH, default=None, help="Embedding cache folder of dense stages."
 )
 @click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default=None,
+    help="Where dense stages embed: this process, or Ray actors (extra 'ray'; RAY_ADDRESS "
+    "or ray_address in the config joins a cluster) [default: local].",
+)
+@click.option(
     "--report",
     "report_path",
     type=_OUT_FILE,
@@ -228,6 +235,7 @@ def run_command(
     ablation: bool | None,
     ablate: tuple[str, ...],
     embedding_cache: Path | None,
+    executor: str | None,
     report_path: Path,
     items_path: Path | None,
     no_items: bool,
@@ -272,6 +280,7 @@ def run_command(
         embedding_cache=embedding_cache,
         ablation=ablation,
         ablate=ablate,
+        executor=executor,
     )
     config = build_run_config(flags)
     execute(

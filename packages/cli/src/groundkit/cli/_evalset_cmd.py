@@ -15,7 +15,14 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from groundkit.cli._compare_report import load_checked_report
 from groundkit.cli._console import make_console
@@ -287,6 +294,7 @@ def _progress(total: int) -> Iterator[Callable[[], None]]:
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
     )
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("drafts", total=total)

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         run_config_from_dict,
     )
     from groundkit.harness._context import ProgressCallback
-    from groundkit.harness._dense import DENSE_INSTALL_HINT, dense_available
+    from groundkit.harness._dense import DENSE_INSTALL_HINT, LOAD_MODEL_PHASE, dense_available
     from groundkit.harness._errors import HarnessError, StageFailed
     from groundkit.harness._items import ItemsFile, ItemsStage, items_text, load_items, write_items
     from groundkit.harness._notes import DetectionLimits, detection_limits
@@ -92,6 +92,7 @@ if TYPE_CHECKING:
 # Each name is imported from its module when first used (PEP 562), so a light command that
 # needs one of them (``grk eval compare`` on items files) does not load the whole harness.
 _EXPORTS: dict[str, str] = {
+    "LOAD_MODEL_PHASE": "groundkit.harness._dense",
     "AblationPart": "groundkit.harness._registry",
     "report_ablation_family": "groundkit.harness._stats",
     "BASELINE_STAGE": "groundkit.harness._config",
@@ -168,6 +169,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "DENSE_INSTALL_HINT",
     "ENTRY_POINT_GROUP",
+    "LOAD_MODEL_PHASE",
     "MAX_RESAMPLES",
     "AblationPart",
     "Bm25Retriever",

@@ -238,6 +238,10 @@ class EvalSettings(BaseModel):
             (replayed from the run's ranked lists: nothing is searched again). ``None`` (the
             default): on whenever the run has such a stage; ``True``: on, with a note when
             there is nothing to ablate; ``False``: off; a list: only the stages named.
+        executor: Where dense stages embed their chunks: ``local`` (this process) or ``ray``
+            (Ray Data actors; the ``ray`` extra). The results are the same.
+        ray_address: The Ray cluster the ``ray`` executor joins (``None``: ``RAY_ADDRESS``
+            when set, else a Ray instance already started in this process, else a local one).
     """
 
     model_config = _FROZEN
@@ -252,6 +256,8 @@ class EvalSettings(BaseModel):
     bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
     embedding_cache_dir: Path | None = None
     ablation: bool | list[str] | None = None
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = Field(default=None, min_length=1)
 
     @field_validator("chunker", mode="before")
     @classmethod

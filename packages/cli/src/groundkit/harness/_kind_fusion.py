@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from groundkit.harness._context import PreparedRun
+from groundkit.harness._dense import resolve_device
 from groundkit.harness._errors import StageFailed
 from groundkit.harness._fusion import reciprocal_rank_fusion
 from groundkit.harness._protocol import ChunkSet, Query, StageContext, UpstreamStage
@@ -81,8 +82,19 @@ class RerankStage:
         self.settings = settings
         self.context = context
         self.input = _upstream(context, settings.stage, "re-orders")
-        self.scorer = make_scorer(settings, stage=context.stage, cache_dir=context.cache_dir)
+        self.device = resolve_device(settings.device) if settings.model is not None else None
+        self.scorer = make_scorer(
+            settings,
+            stage=context.stage,
+            cache_dir=context.cache_dir,
+            device=self.device or "cpu",
+            progress=context.progress,
+        )
         self.pairs_scored = 0
+
+    def run_info(self) -> dict[str, str]:
+        """The torch device the scoring model ran on (nothing for a scoring function)."""
+        return {} if self.device is None else {"device_used": self.device}
 
     def usage(self) -> dict[str, int]:
         """Query-passage pairs given to the scorer (one model call each)."""

@@ -67,6 +67,10 @@ class DenseStage:
             from groundkit.harness._vector_index import require_faiss
 
             require_faiss(context.stage, settings.index)
+        if context.run.settings.executor == "ray":
+            from groundkit.harness._ray_embed import require_ray
+
+            require_ray(context.stage)
         self._index_type = DenseIndex
         self.settings = settings
         self.context = context
@@ -87,8 +91,16 @@ class DenseStage:
             self.settings,
             stage=self.context.stage,
             cache_dir=self.settings.cache_dir or self.context.cache_dir,
-            progress=lambda _p, d, t: self.context.progress("embed", d, t),
+            progress=self.context.progress,
+            executor=self.context.run.settings.executor,
+            ray_address=self.context.run.settings.ray_address,
         )
+
+    def run_info(self) -> dict[str, str]:
+        """What the run chose for the stage: the torch device and the executor."""
+        if self._index is None:
+            return {}
+        return {"device_used": self._index.device, "executor": self.context.run.settings.executor}
 
     def search(self, queries: Sequence[Query], depth: int) -> list[ChunkHits]:
         """The ``depth`` nearest chunks of each query."""

@@ -18,6 +18,7 @@ import numpy as np
 from groundkit.harness._dense import (
     _DEFAULT_ALIASES,
     DENSE_INSTALL_HINT,
+    LOAD_MODEL_PHASE,
     EmbeddingCache,
     _offline,
     _packaged_model_path,
@@ -40,7 +41,7 @@ class Scorer(Protocol):
     def __call__(self, batch: Batch) -> list[list[float]]: ...
 
 
-def _load_cross_encoder(model: str, *, stage: str) -> Any:
+def _load_cross_encoder(model: str, *, stage: str, device: str = "cpu") -> Any:
     try:
         from sentence_transformers import CrossEncoder
     except ImportError:
@@ -53,7 +54,7 @@ def _load_cross_encoder(model: str, *, stage: str) -> Any:
     where = str(packaged or (local if local.is_dir() else model))
     try:
         with _offline():
-            return CrossEncoder(where, device="cpu")
+            return CrossEncoder(where, device=device)
     except Exception as error:
         raise HarnessError(
             f"stage {stage!r}: cannot load the cross-encoder {model!r} (a local model folder, or "
@@ -161,21 +162,36 @@ def _function(function: Callable[..., Any], stage: str) -> Scorer:
     return score
 
 
-def make_scorer(settings: RerankRetriever, *, stage: str, cache_dir: Path | None = None) -> Scorer:
+def make_scorer(
+    settings: RerankRetriever,
+    *,
+    stage: str,
+    cache_dir: Path | None = None,
+    device: str = "cpu",
+    progress: Callable[[str, int, int], None] | None = None,
+) -> Scorer:
     """The scorer a rerank stage's settings name (``cache_dir``: the run's embedding cache).
+
+    A model is loaded onto ``device`` (already resolved: not ``auto``), shown as the
+    ``load model`` phase of ``progress``.
 
     Raises:
         HarnessError: The model cannot be loaded, or the target does not import or is not a
             function.
     """
     if settings.model is not None:
+        if progress is not None:
+            progress(LOAD_MODEL_PHASE, 0, 1)
         if settings.scorer == "bi-encoder":
-            model = load_sentence_transformer(settings.model, stage=stage)
+            model = load_sentence_transformer(settings.model, stage=stage, device=device)
             cache = EmbeddingCache(cache_dir or default_cache_dir(), settings.model)
-            return _bi_encoder(model, settings, cache)
-        return _cross_encoder(
-            _load_cross_encoder(settings.model, stage=stage), settings.batch_size, stage
-        )
+            scorer = _bi_encoder(model, settings, cache)
+        else:
+            loaded = _load_cross_encoder(settings.model, stage=stage, device=device)
+            scorer = _cross_encoder(loaded, settings.batch_size, stage)
+        if progress is not None:
+            progress(LOAD_MODEL_PHASE, 1, 1)
+        return scorer
     from groundkit.harness._kind_external import resolve_retriever_object
 
     function = resolve_retriever_object(settings.target, stage=stage, what="scoring function")

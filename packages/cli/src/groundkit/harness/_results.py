@@ -83,6 +83,7 @@ def stage_report(
     stage = outcome.config
     info: dict[str, Any] = stage.retriever.model_dump(mode="json")
     info.pop("kind", None)
+    info.update(outcome.retriever_info)
     return StageReport(
         name=stage.name,
         kind=stage.retriever.kind,

