@@ -28,12 +28,17 @@ from groundkit.judgments import (
     checked_report_json,
 )
 
-__all__ = ["adjudicate_command"]
+__all__ = ["adjudicate_command", "report_corpus"]
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
-def _corpus(report: EvalReport, path: Path | None) -> Corpus:
+def report_corpus(report: EvalReport, path: Path | None) -> Corpus:
+    """The corpus the report was run on (``path``, or the one it recorded), checked.
+
+    Raises:
+        InputError: No corpus, an unreadable one, or one whose fingerprint differs.
+    """
     source = path if path is not None else report.run.corpus_source
     if source is None:
         raise InputError("the report records no corpus: give --corpus")
@@ -187,7 +192,7 @@ def adjudicate_command(
             report.stage(name)  # an unknown stage is named before the corpus is read
     except JudgmentError as error:
         raise InputError(f"{report_path}: {error}") from None
-    corpus = _corpus(report, corpus_path)
+    corpus = report_corpus(report, corpus_path)
     try:
         candidates = unjudged_hits(report, list(stages), k, corpus)
         client, name, _ = build_judge_client(

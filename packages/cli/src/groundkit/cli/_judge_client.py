@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import click
 
 from groundkit.cli._errors import InputError
 from groundkit.cli._llm_client import (
@@ -28,10 +32,11 @@ from groundkit.evalset import (
     JudgeReply,
     JudgeRequest,
     RecordedJudge,
+    RelevanceJudge,
     callable_judge,
 )
 
-__all__ = ["JudgeChoice", "build_judge_client", "http_judge"]
+__all__ = ["JudgeChoice", "JudgeSettings", "build_judge_client", "http_judge", "judge_options"]
 
 JudgeChoice = tuple[JudgeClient, str, ChatClient | None]
 """The client, the name it is cached under, and the HTTP client when there is one."""
@@ -99,3 +104,104 @@ def _import(target: str) -> Callable[[str, str], object]:
     if not callable(function):
         raise InputError(f"--judge python:{target}: {module_name} has no function {name!r}")
     return function  # type: ignore[no-any-return]
+
+
+_JUDGE_OPTIONS = [
+    click.option(
+        "--judge",
+        "judge_spec",
+        required=True,
+        help="http (with --model/--base-url), recorded:FILE or python:MODULE:FUNCTION.",
+    ),
+    click.option("--model", default=None, help="Model name (--judge http)."),
+    click.option("--base-url", default=None, help="OpenAI-compatible endpoint root (--judge http)."),
+    click.option("--api-key-env", default=None, help="Environment variable holding the API key."),
+    click.option(
+        "--timeout",
+        default=60.0,
+        show_default=True,
+        type=click.FloatRange(min=0.001),
+        help="Seconds per call.",
+    ),
+    click.option(
+        "--retries",
+        default=2,
+        show_default=True,
+        type=click.IntRange(min=0),
+        help="Retries after a timeout or HTTP 429/5xx.",
+    ),
+    click.option(
+        "--repeats",
+        default=3,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="Calls per hit; the majority decides.",
+    ),
+    click.option(
+        "--concurrency",
+        default=4,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="Calls in flight at once.",
+    ),
+]
+
+
+def judge_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The ``--judge`` options of a judging command, passed on as a :class:`JudgeSettings`."""
+    for option in reversed(_JUDGE_OPTIONS):
+        function = option(function)
+    return function
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """What the ``--judge`` options say."""
+
+    spec: str
+    model: str | None
+    base_url: str | None
+    api_key_env: str | None
+    timeout: float
+    retries: int
+    repeats: int
+    concurrency: int
+
+    @classmethod
+    def pop(cls, options: dict[str, Any]) -> JudgeSettings:
+        """Take the judge options out of a command's keyword arguments."""
+        return cls(
+            spec=options.pop("judge_spec"),
+            model=options.pop("model"),
+            base_url=options.pop("base_url"),
+            api_key_env=options.pop("api_key_env"),
+            timeout=options.pop("timeout"),
+            retries=options.pop("retries"),
+            repeats=options.pop("repeats"),
+            concurrency=options.pop("concurrency"),
+        )
+
+    def judge(self, cache: Path) -> RelevanceJudge:
+        """The judge these settings name, cached in ``cache``.
+
+        Raises:
+            InputError: A bad ``--judge`` or option.
+        """
+        client, name, _ = build_judge_client(
+            self.spec,
+            model=self.model,
+            base_url=self.base_url,
+            api_key_env=self.api_key_env,
+            timeout=self.timeout,
+            retries=self.retries,
+        )
+        try:
+            return RelevanceJudge(
+                client,
+                model=name,
+                cache=cache,
+                repeats=self.repeats,
+                concurrency=self.concurrency,
+            )
+        except EvalSetError as error:
+            raise InputError(str(error)) from None

@@ -179,6 +179,7 @@ from groundkit.cli._diagnose_cmd import diagnose_command, track_record_command  
 from groundkit.cli._eval_adjudicate_cmd import adjudicate_command  # noqa: E402
 from groundkit.cli._eval_cmd import compare_command, demo_command, trec_command  # noqa: E402
 from groundkit.cli._eval_export import export_command  # noqa: E402
+from groundkit.cli._eval_pool_cmd import pool_command  # noqa: E402
 from groundkit.cli._eval_reproduce_cmd import reproduce_command  # noqa: E402
 from groundkit.cli._eval_run_cmd import run_command  # noqa: E402
 from groundkit.cli._evalset_cmd import (  # noqa: E402
@@ -202,6 +203,7 @@ eval_group.add_command(report_command)
 eval_group.add_command(trec_command)
 eval_group.add_command(export_command)
 eval_group.add_command(adjudicate_command)
+eval_group.add_command(pool_command)
 
 evalset_group.add_command(assess_command)
 evalset_group.add_command(filter_command)

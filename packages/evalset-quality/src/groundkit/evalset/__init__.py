@@ -61,6 +61,17 @@ from groundkit.evalset._judge_prompt import (
     parse_reply,
 )
 from groundkit.evalset._judge_recorded import RecordedJudge
+from groundkit.evalset._pool import Pool, PoolEntry, StageRef, allocate, build_pool, draw_sample
+from groundkit.evalset._pool_estimate import estimate_pool, pool_passages, run_pool
+from groundkit.evalset._pool_models import (
+    POOL_FORMAT,
+    POOL_VERSION,
+    PoolComparison,
+    PoolItem,
+    PoolReport,
+    PoolStage,
+    PoolStratum,
+)
 from groundkit.evalset._notes import CAUTION, INFO, Note, NoteLevel
 from groundkit.evalset._review import (
     VERDICT_KEY,
@@ -78,6 +89,22 @@ from groundkit.evalset._version import (
 )
 
 __all__ = [
+    "run_pool",
+    "pool_passages",
+    "estimate_pool",
+    "draw_sample",
+    "build_pool",
+    "allocate",
+    "StageRef",
+    "PoolStratum",
+    "PoolStage",
+    "PoolReport",
+    "PoolItem",
+    "PoolEntry",
+    "PoolComparison",
+    "Pool",
+    "POOL_VERSION",
+    "POOL_FORMAT",
     "CAUTION",
     "INFO",
     "MIN_KEPT",

@@ -45,6 +45,11 @@ from groundkit.stats._power import (
     paired_minimum_detectable_difference,
     t_power,
 )
+from groundkit.stats._ratio import (
+    RatioStratum,
+    stratified_domain_interval,
+    stratified_ratio_interval,
+)
 from groundkit.stats._proportions import (
     ProportionInterval,
     Stratum,
@@ -69,6 +74,7 @@ __all__ = [
     "PairResult",
     "PairedScores",
     "ProportionInterval",
+    "RatioStratum",
     "ResampleMethod",
     "Role",
     "SignFlipResult",
@@ -94,6 +100,8 @@ __all__ = [
     "paired_difference_interval",
     "paired_minimum_detectable_difference",
     "sign_flip_test",
+    "stratified_domain_interval",
+    "stratified_ratio_interval",
     "stratified_wilson_interval",
     "t_power",
     "wilson_interval",
