@@ -35,7 +35,9 @@ def _bands(text: str) -> list[int]:
     try:
         bands = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise InputError(f"--bands {text!r}: give ranks separated by commas, e.g. 3 or 3,10") from None
+        raise InputError(
+            f"--bands {text!r}: give ranks separated by commas, e.g. 3 or 3,10"
+        ) from None
     if any(b < 1 for b in bands):
         raise InputError(f"--bands {text!r}: ranks start at 1")
     return bands
@@ -60,10 +62,14 @@ def _reports(paths: tuple[Path, ...]) -> list[tuple[str, EvalReport]]:
 
 @click.command("pool")
 @click.argument("report_paths", metavar="REPORT...", nargs=-1, required=True, type=_FILE)
-@click.option("--k", default=10, show_default=True, type=click.IntRange(min=1), help="Cutoff pooled.")
+@click.option(
+    "--k", default=10, show_default=True, type=click.IntRange(min=1), help="Cutoff pooled."
+)
 @click.option("--n", "size", default=200, show_default=True, type=click.IntRange(min=1),
               help="Pool items to judge (split equally over the strata).")  # fmt: skip
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the draw.")
+@click.option(
+    "--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the draw."
+)
 @click.option("--bands", default="3", show_default=True,
               help="Upper rank of each band but the last: 3 gives bands 1-3 and 4-k.")  # fmt: skip
 @judge_options

@@ -114,7 +114,9 @@ _JUDGE_OPTIONS = [
         help="http (with --model/--base-url), recorded:FILE or python:MODULE:FUNCTION.",
     ),
     click.option("--model", default=None, help="Model name (--judge http)."),
-    click.option("--base-url", default=None, help="OpenAI-compatible endpoint root (--judge http)."),
+    click.option(
+        "--base-url", default=None, help="OpenAI-compatible endpoint root (--judge http)."
+    ),
     click.option("--api-key-env", default=None, help="Environment variable holding the API key."),
     click.option(
         "--timeout",

@@ -182,6 +182,7 @@ from groundkit.cli._eval_export import export_command  # noqa: E402
 from groundkit.cli._eval_pool_cmd import pool_command  # noqa: E402
 from groundkit.cli._eval_reproduce_cmd import reproduce_command  # noqa: E402
 from groundkit.cli._eval_run_cmd import run_command  # noqa: E402
+from groundkit.cli._eval_sample_cmd import sample_command, sheet_command  # noqa: E402
 from groundkit.cli._evalset_cmd import (  # noqa: E402
     assess_command,
     classify_command,
@@ -204,6 +205,8 @@ eval_group.add_command(trec_command)
 eval_group.add_command(export_command)
 eval_group.add_command(adjudicate_command)
 eval_group.add_command(pool_command)
+eval_group.add_command(sample_command)
+eval_group.add_command(sheet_command)
 
 evalset_group.add_command(assess_command)
 evalset_group.add_command(filter_command)

@@ -109,7 +109,9 @@ def _check_reports(reports: Sequence[tuple[str, EvalReport]], k: int) -> str:
         if report.run.corpus_fingerprint != first.run.corpus_fingerprint:
             raise EvalSetError(f"report {label!r} was run on another corpus than {labels[0]!r}")
         if report.run.level != first.run.level:
-            raise EvalSetError(f"report {label!r} is {report.run.level}-level, not {first.run.level}")
+            raise EvalSetError(
+                f"report {label!r} is {report.run.level}-level, not {first.run.level}"
+            )
     return first.run.level
 
 

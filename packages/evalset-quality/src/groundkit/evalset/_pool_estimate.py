@@ -216,7 +216,11 @@ def run_pool(
     pool = build_pool(reports, k, bands)
     sample = draw_sample(pool, n, seed)
     passages = pool_passages(pool, sample, corpus)
-    run = judge.judge([(pool.queries[pool.items[i].query_id], p) for i, p in zip(sample, passages, strict=True)])  # fmt: skip
+    pairs = [
+        (pool.queries[pool.items[i].query_id], passage)
+        for i, passage in zip(sample, passages, strict=True)
+    ]
+    run = judge.judge(pairs)
     majorities = [v.majority for v in run.verdicts]
     strata, stages, comparisons, share = estimate_pool(
         pool, sample, majorities, relevant_grade=relevant_grade, seed=seed

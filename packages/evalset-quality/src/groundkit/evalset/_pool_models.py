@@ -23,7 +23,7 @@ __all__ = [
     "PoolStratum",
 ]
 
-POOL_FORMAT = "groundkit-pool"
+POOL_FORMAT: Literal["groundkit-pool"] = "groundkit-pool"
 POOL_VERSION = "1.0"
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")

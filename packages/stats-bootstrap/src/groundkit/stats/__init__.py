@@ -45,17 +45,17 @@ from groundkit.stats._power import (
     paired_minimum_detectable_difference,
     t_power,
 )
-from groundkit.stats._ratio import (
-    RatioStratum,
-    stratified_domain_interval,
-    stratified_ratio_interval,
-)
 from groundkit.stats._proportions import (
     ProportionInterval,
     Stratum,
     exact_binomial_interval,
     stratified_wilson_interval,
     wilson_interval,
+)
+from groundkit.stats._ratio import (
+    RatioStratum,
+    stratified_domain_interval,
+    stratified_ratio_interval,
 )
 
 __all__ = [

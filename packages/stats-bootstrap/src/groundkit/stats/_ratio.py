@@ -59,15 +59,12 @@ def _checked(strata: Sequence[RatioStratum]) -> list[RatioStratum]:
         low = check_count(stratum.numerator, name=f"stratum {index} numerator", minimum=0)
         if top > stratum.n or low > top:
             raise StatsError(
-                f"stratum {index}: need numerator ({low}) <= denominator ({top}) <= n "
-                f"({stratum.n})"
+                f"stratum {index}: need numerator ({low}) <= denominator ({top}) <= n ({stratum.n})"
             )
     return list(strata)
 
 
-def _interval(
-    estimate: float, variance: float, sampled: int, level: float
-) -> ProportionInterval:
+def _interval(estimate: float, variance: float, sampled: int, level: float) -> ProportionInterval:
     # n_eff = p(1 - p) / Var(p), capped at the sampled items the share is about; with no
     # variance (every sampled item one way) the cap itself, as one stratum's Wilson would use.
     share = min(1.0, max(0.0, estimate))
