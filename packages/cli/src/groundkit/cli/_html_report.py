@@ -13,6 +13,7 @@ from pathlib import Path
 
 from groundkit.cli.__about__ import __version__
 from groundkit.cli._html_cost import cost_section
+from groundkit.cli._html_judged import judged_section
 from groundkit.cli._html_data import breakdown, headline_metrics, recall_curves
 from groundkit.cli._html_plots import stage_styles
 from groundkit.cli._html_queries import diagnosis_section, open_corpus, worst_section
@@ -33,6 +34,7 @@ _NAV = (
     ("summary", "Summary"),
     ("stages", "Stages"),
     ("cost", "Cost"),
+    ("judged", "Judged"),
     ("differences", "Differences"),
     ("curves", "Recall curves"),
     ("breakdown", "Breakdown"),
@@ -111,6 +113,7 @@ def render_html_report(
             summary_section(report, metrics, limits, styles),
             stages_section(report, styles),
             cost_section(report, styles),
+            judged_section(report, styles),
             forest_section(report, metrics, limits, styles),
             curves_section(report, recall_curves(report), styles),
             breakdown_section(report, breakdown(report), metrics, styles),
