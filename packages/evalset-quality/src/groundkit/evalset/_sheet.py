@@ -214,7 +214,13 @@ def _records(path: Path, text: str) -> list[tuple[int, dict[str, object]]]:
             raise EvalSetError(
                 f"{path}: line 1: not a sample sheet (no {', '.join(sorted(missing))} column)"
             )
-        return [(reader.line_num, dict(r)) for r in reader]
+        records = []
+        start = reader.line_num + 1
+        for record in reader:
+            # The line the row starts on: a quoted cell may hold newlines.
+            records.append((start, dict(record)))
+            start = reader.line_num + 1
+        return records
     found = []
     for number, line in enumerate(text.splitlines(), start=1):
         if line.strip():
