@@ -60,7 +60,7 @@ def _report(hits: dict[str, dict[str, list[tuple[str, int, int]]]] = HITS) -> Ev
                 )
                 for q, rows in by_query.items()
             ],
-        )  # fmt: skip
+        )
         for name, by_query in hits.items()
     ]
     # The report needs gold to be a report; the pool never reads it.
@@ -114,7 +114,8 @@ def test_estimates_on_a_hand_built_sample() -> None:
     s1, s2 = stages
     # s1: p = 2/5 * 1/2 + 3/5 * 1 + 2/5 * 0 = 0.8, Var = (2/5)² * 1/4 / 2 = 0.02, n_eff capped at
     # its 3 sampled items.
-    assert s1.precision is not None and s1.precision.estimate == pytest.approx(0.8)
+    assert s1.precision is not None
+    assert s1.precision.estimate == pytest.approx(0.8)
     assert s1.precision.effective_n == 3.0
     expected = stratified_domain_interval(
         [RatioStratum(n=2, population_size=2, numerator=1, denominator=2),
@@ -122,11 +123,15 @@ def test_estimates_on_a_hand_built_sample() -> None:
          RatioStratum(n=1, population_size=2, numerator=0, denominator=0)], 5)  # fmt: skip
     assert s1.precision == expected
     # s2: 2/5 * 1/2 + 3/5 + 2/5 = 1.2, clipped to 1.
-    assert s2.precision is not None and s2.precision.estimate == 1.0
+    assert s2.precision is not None
+    assert s2.precision.estimate == 1.0
     # Recall: s1 X = 2*1/2 + 3*1 + 0 = 4 over Y = 1 + 3 + 2 = 6; s2 finds all.
-    assert s1.recall is not None and s1.recall.estimate == pytest.approx(2 / 3)
-    assert s2.recall is not None and s2.recall.estimate == pytest.approx(1.0)
-    assert share is not None and share.estimate == pytest.approx(2 / 7 * 0.5 + 3 / 7 + 2 / 7)
+    assert s1.recall is not None
+    assert s1.recall.estimate == pytest.approx(2 / 3)
+    assert s2.recall is not None
+    assert s2.recall.estimate == pytest.approx(1.0)
+    assert share is not None
+    assert share.estimate == pytest.approx(2 / 7 * 0.5 + 3 / 7 + 2 / 7)
     (comparison,) = comparisons
     assert (comparison.stage, comparison.gained, comparison.lost, comparison.items) == (
         "s2",
@@ -143,9 +148,12 @@ def test_a_census_gives_the_exact_shares() -> None:
     grades = [3 if item.item_id in RELEVANT else 1 for item in pool.items]
     _, stages, _, _ = estimate_pool(pool, sample, grades)
     s1, s2 = stages
-    assert s1.precision is not None and s1.precision.estimate == pytest.approx(3 / 5)
-    assert s2.precision is not None and s2.precision.estimate == pytest.approx(4 / 5)
-    assert s1.recall is not None and s1.recall.estimate == pytest.approx(3 / 4)
+    assert s1.precision is not None
+    assert s1.precision.estimate == pytest.approx(3 / 5)
+    assert s2.precision is not None
+    assert s2.precision.estimate == pytest.approx(4 / 5)
+    assert s1.recall is not None
+    assert s1.recall.estimate == pytest.approx(3 / 4)
     assert s2.recall == wilson_interval(4, 4)  # one share over the whole census
 
 
@@ -179,7 +187,7 @@ def test_run_pool_rerun_on_the_cache_makes_no_call(tmp_path: Path) -> None:
     assert PoolReportRoundTrip(first)
 
 
-def PoolReportRoundTrip(report: object) -> bool:  # noqa: N802 (reads as an assertion)
+def PoolReportRoundTrip(report: object) -> bool:
     from groundkit.evalset import PoolReport
 
     assert isinstance(report, PoolReport)

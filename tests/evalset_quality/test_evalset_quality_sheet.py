@@ -73,7 +73,8 @@ def test_precision_per_stratum_and_weighted_overall_by_hand(tmp_path: Path) -> N
     assert a.precision == wilson_interval(2, 3)
     # Overall: 40/50 * 2/3 + 10/50 * 2/3 = 2/3, from the stratified Wilson interval.
     assert result.overall == stratified_wilson_interval([(2, 3, 40), (2, 3, 10)])
-    assert result.overall is not None and result.overall.estimate == pytest.approx(2 / 3)
+    assert result.overall is not None
+    assert result.overall.estimate == pytest.approx(2 / 3)
 
 
 def test_jsonl_round_trip(tmp_path: Path) -> None:

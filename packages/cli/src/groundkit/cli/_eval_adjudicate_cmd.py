@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -16,9 +17,9 @@ from groundkit.cli._compare_report import load_checked_report
 from groundkit.cli._console import make_console, render_notes
 from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import InputError
-from groundkit.cli._judge_client import build_judge_client
+from groundkit.cli._judge_client import JudgeSettings, judge_options
 from groundkit.cli._outputs import force_option, guard, output_set
-from groundkit.evalset import PROMPT_VERSION, RELEVANT_GRADE, PairVerdict, RelevanceJudge
+from groundkit.evalset import PROMPT_VERSION, RELEVANT_GRADE, PairVerdict
 from groundkit.harness._adjudicate import Candidate, adjudicated_report, unjudged_hits
 from groundkit.judgments import (
     AdjudicationInfo,
@@ -84,43 +85,7 @@ def _list_line(candidate: Candidate, verdict: PairVerdict, relevant_grade: int) 
     type=click.IntRange(min=1),
     help="Judge the first k hits of each query.",
 )
-@click.option(
-    "--judge",
-    "judge_spec",
-    required=True,
-    help="http (with --model/--base-url), recorded:FILE or python:MODULE:FUNCTION.",
-)
-@click.option("--model", default=None, help="Model name (--judge http).")
-@click.option("--base-url", default=None, help="OpenAI-compatible endpoint root (--judge http).")
-@click.option("--api-key-env", default=None, help="Environment variable holding the API key.")
-@click.option(
-    "--timeout",
-    default=60.0,
-    show_default=True,
-    type=click.FloatRange(min=0.001),
-    help="Seconds per call.",
-)
-@click.option(
-    "--retries",
-    default=2,
-    show_default=True,
-    type=click.IntRange(min=0),
-    help="Retries after a timeout or HTTP 429/5xx.",
-)
-@click.option(
-    "--repeats",
-    default=3,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Calls per hit; the majority decides.",
-)
-@click.option(
-    "--concurrency",
-    default=4,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Calls in flight at once.",
-)
+@judge_options
 @click.option(
     "--corpus",
     "corpus_path",
@@ -149,19 +114,12 @@ def adjudicate_command(
     report_path: Path,
     stages: tuple[str, ...],
     k: int,
-    judge_spec: str,
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    timeout: float,
-    retries: int,
-    repeats: int,
-    concurrency: int,
     corpus_path: Path | None,
     out_path: Path,
     list_path: Path,
     cache_path: Path | None,
     force: bool,
+    **options: Any,
 ) -> None:
     """Judge every unjudged top-k hit of a stage; write scores with the relevant ones as gold.
 
@@ -173,6 +131,7 @@ def adjudicate_command(
     comparisons sit beside the strict ones, which are unchanged. Calls, tokens and seconds
     are printed and recorded in the report's "adjudication".
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
+    settings = JudgeSettings.pop(options)
     cache = cache_path or out_path.with_name(out_path.stem + ".judge-cache.jsonl")
     guard(
         [
@@ -195,17 +154,7 @@ def adjudicate_command(
     corpus = report_corpus(report, corpus_path)
     try:
         candidates = unjudged_hits(report, list(stages), k, corpus)
-        client, name, _ = build_judge_client(
-            judge_spec,
-            model=model,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            timeout=timeout,
-            retries=retries,
-        )
-        judge = RelevanceJudge(
-            client, model=name, cache=cache, repeats=repeats, concurrency=concurrency
-        )
+        judge = settings.judge(cache)
     except JudgmentError as error:
         raise InputError(str(error)) from None
     run = judge.judge([(c.query, c.passage) for c in candidates])
@@ -216,11 +165,11 @@ def adjudicate_command(
     }
     decided = [v.relevant(RELEVANT_GRADE) for v in run.verdicts]
     info = AdjudicationInfo(
-        judge=name,
+        judge=judge.model,
         prompt_version=PROMPT_VERSION,
         stages=list(stages),
         k=k,
-        repeats=repeats,
+        repeats=judge.repeats,
         relevant_grade=RELEVANT_GRADE,
         judged_hits=len(candidates),
         relevant=decided.count(True),

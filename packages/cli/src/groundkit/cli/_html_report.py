@@ -13,8 +13,8 @@ from pathlib import Path
 
 from groundkit.cli.__about__ import __version__
 from groundkit.cli._html_cost import cost_section
-from groundkit.cli._html_judged import judged_section
 from groundkit.cli._html_data import breakdown, headline_metrics, recall_curves
+from groundkit.cli._html_judged import judged_section
 from groundkit.cli._html_plots import stage_styles
 from groundkit.cli._html_queries import diagnosis_section, open_corpus, worst_section
 from groundkit.cli._html_sections import (
