@@ -130,6 +130,11 @@ def test_pool_bad_input_exit_2_and_nothing_written(
     assert "the report has no hits to pool" in output
     assert len(output.strip().splitlines()) == 1
     assert _state(tmp_path) == before
+    code, output = _pool(demo, answers, tmp_path / "p.json", "--stage", "nope")
+    assert code == 2, output
+    assert "no stage named 'nope' in the pool (stages: bm25, bm25-chars200" in output
+    assert len(output.strip().splitlines()) == 1
+    assert _state(tmp_path) == before
     code, output = _pool(demo, answers, tmp_path / "p.json", "--n", "3")
     assert code == 2, output
     assert "cannot cover the pool's 6 strata" in output

@@ -92,6 +92,14 @@ def test_several_reports_prefix_the_stage_names() -> None:
     assert len(pool.items) == 7  # the same hits are the same items
 
 
+def test_chosen_stages_in_their_order() -> None:
+    pool = build_pool([("r", _report())], k=3, stages=["s2"])
+    assert [s.name for s in pool.stages] == ["s2"]
+    assert len(pool.items) == 5
+    with pytest.raises(EvalSetError, match="no stage named 'x' in the pool"):
+        build_pool([("r", _report())], k=3, stages=["x"])
+
+
 def test_allocation_is_equal_and_gives_on_what_a_small_stratum_cannot_take() -> None:
     assert allocate([2, 3, 2], 4) == [2, 1, 1]
     assert allocate([1, 10, 10], 9) == [1, 4, 4]

@@ -72,6 +72,8 @@ def _reports(paths: tuple[Path, ...]) -> list[tuple[str, EvalReport]]:
 )
 @click.option("--bands", default="3", show_default=True,
               help="Upper rank of each band but the last: 3 gives bands 1-3 and 4-k.")  # fmt: skip
+@click.option("--stage", "stage_names", multiple=True,
+              help="Pool only these stages (repeat; LABEL:stage for several reports)")  # fmt: skip
 @judge_options
 @click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), default=None,
               help="The corpus [default: the one the first report recorded].")  # fmt: skip
@@ -115,6 +117,7 @@ def pool_command(**options: Any) -> None:
             seed=options["seed"],
             bands=bands,
             sources=sources,
+            stages=options["stage_names"] or None,
         )
     except (EvalSetError, JudgmentError) as error:
         raise InputError(str(error)) from None

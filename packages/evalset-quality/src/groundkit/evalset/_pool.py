@@ -125,20 +125,43 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
+def _chosen(refs: list[StageRef], stages: Sequence[str] | None) -> list[StageRef]:
+    if not stages:
+        return refs
+    names = {ref.name: ref for ref in refs}
+    unknown = [name for name in stages if name not in names]
+    if unknown:
+        raise EvalSetError(
+            f"no stage named {unknown[0]!r} in the pool (stages: {', '.join(names)})"
+        )
+    return [names[name] for name in dict.fromkeys(stages)]
+
+
 def build_pool(
-    reports: Sequence[tuple[str, EvalReport]], k: int = 10, bands: Sequence[int] = (3,)
+    reports: Sequence[tuple[str, EvalReport]],
+    k: int = 10,
+    bands: Sequence[int] = (3,),
+    *,
+    stages: Sequence[str] | None = None,
 ) -> Pool:
     """Pool the first ``k`` hits of every successful stage of ``(label, report)`` pairs.
 
+    Args:
+        reports: ``(label, report)`` pairs on the same corpus.
+        k: The cutoff.
+        bands: Upper rank of each band but the last.
+        stages: Pool only these stages, in this order (names as in the pool:
+            ``LABEL:stage`` when several reports are pooled); default every successful one.
+
     Raises:
         EvalSetError: No report, repeated labels, reports on different corpora or levels,
-            bad bands, or a pool without any hit.
+            bad bands, an unknown stage, or a pool without any hit.
     """
     level = _check_reports(reports, k)
     cuts = tuple(b for b in sorted(set(bands)) if b < k)
     if any(b < 1 for b in cuts):
         raise EvalSetError(f"bands must be ranks of at least 1, got {list(bands)}")
-    refs = _stage_refs(reports)
+    refs = _chosen(_stage_refs(reports), stages)
     by_label = dict(reports)
     queries: dict[str, str] = {}
     found: dict[tuple[str, str], list[tuple[int, int, str, int]]] = {}

@@ -196,6 +196,7 @@ def run_pool(
     bands: Sequence[int] = (3,),
     sources: Mapping[str, str] | None = None,
     relevant_grade: int = RELEVANT_GRADE,
+    stages: Sequence[str] | None = None,
 ) -> PoolReport:
     """Pool the reports' top-k hits, judge a stratified sample, estimate every stage.
 
@@ -209,11 +210,14 @@ def run_pool(
         bands: Upper rank of each band but the last.
         sources: Label → where the report was read from (recorded).
         relevant_grade: Lowest majority counted as relevant.
+        stages: Pool only these stages (see :func:`build_pool`); the first is the baseline of
+            the comparisons.
 
     Raises:
-        EvalSetError: Bad reports, settings, or a sampled document missing from the corpus.
+        EvalSetError: Bad reports, settings, an unknown stage, or a sampled document missing
+            from the corpus.
     """
-    pool = build_pool(reports, k, bands)
+    pool = build_pool(reports, k, bands, stages=stages)
     sample = draw_sample(pool, n, seed)
     passages = pool_passages(pool, sample, corpus)
     pairs = [
@@ -222,7 +226,7 @@ def run_pool(
     ]
     run = judge.judge(pairs)
     majorities = [v.majority for v in run.verdicts]
-    strata, stages, comparisons, share = estimate_pool(
+    strata, estimates, comparisons, share = estimate_pool(
         pool, sample, majorities, relevant_grade=relevant_grade, seed=seed
     )
     items = [
@@ -254,7 +258,7 @@ def run_pool(
         relevant_grade=relevant_grade,
         pool_relevant=share,
         strata=strata,
-        stages=stages,
+        stages=estimates,
         comparisons=comparisons,
         sample=items,
         usage=run.usage,
