@@ -206,6 +206,14 @@ def test_bad_input() -> None:
     empty = _report({"bm25": {"q1": [], "q2": []}})
     with pytest.raises(EvalSetError, match="no hits to pool"):
         build_pool([("r", empty)], k=3)
+    other = _report()
+    other = other.model_copy(
+        update={"run": other.run.model_copy(update={"corpus_fingerprint": "other"})}
+    )
+    with pytest.raises(EvalSetError, match="report 'y' was run on another corpus than 'x'"):
+        build_pool([("x", _report()), ("y", other)], k=3)
+    with pytest.raises(EvalSetError, match="report labels repeat"):
+        build_pool([("x", _report()), ("x", _report())], k=3)
     pool = build_pool([("r", _report())], k=3, bands=(1,))
     with pytest.raises(EvalSetError, match="cannot cover the pool's 3 strata"):
         draw_sample(pool, 2, 0)

@@ -6,7 +6,10 @@ would mislead (too short, dangling references, unresolved evidence, near-duplica
 every system aces or a model answers without retrieval); ``Classifier`` labels question
 types; ``ReviewQueue`` drives a resumable human review; ``RelevanceJudge`` grades
 (query, passage) pairs 0–3 with any model, cached on disk, by majority of repeats;
-``draft_questions`` drafts new items from corpus passages with any model.
+``draft_questions`` drafts new items from corpus passages with any model; ``run_pool``
+estimates every stage's precision@k and recall relative to the pool from a judged stratified
+sample, without gold; ``draw_sheet`` and ``read_sheet`` make and read back sheets a person
+marks, ``sheet_precision`` weighting the marks by stratum size.
 """
 
 from groundkit.evalset.__about__ import __version__
