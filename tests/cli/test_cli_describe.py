@@ -25,6 +25,8 @@ COMMANDS = {
     ("eval", "diagnose"): ["report"],
     ("eval", "export"): ["report"],
     ("eval", "adjudicate"): ["report"],
+    ("eval", "pool"): ["report"],
+    ("eval", "sample"): ["report"],
     ("evalset", "assess"): ["judgments file"],
     ("evalset", "filter"): ["judgments file"],
     ("evalset", "classify"): ["judgments file"],

@@ -28,7 +28,13 @@ from rich.text import Text
 
 from groundkit.cli._cost_view import render_cost_table
 from groundkit.harness import LOAD_MODEL_PHASE
-from groundkit.judgments import AblationRow, EvalReport, StageComparison, StageReport
+from groundkit.judgments import (
+    JUDGED_CAUTION_CUTOFF,
+    AblationRow,
+    EvalReport,
+    StageComparison,
+    StageReport,
+)
 
 __all__ = [
     "VERDICT_MARKS",
@@ -131,11 +137,16 @@ def render_stage_table(console: Console, report: EvalReport, metrics: Sequence[s
     table.add_column("setup", style="dim")
     for metric in metrics:
         table.add_column(metric, justify="right", no_wrap=True)
+    judged = f"judged@{JUDGED_CAUTION_CUTOFF}"
+    show_judged = any(judged in stage.judged for stage in report.stages)
+    if show_judged:
+        table.add_column(judged, justify="right", no_wrap=True)
     for stage in report.stages:
         cells: list[Text | str] = [_stage_label(stage), _stage_setup(stage)]
         if stage.error is not None:
             cells.append(Text("failed", style="bold red"))
             cells.extend("" for _ in metrics[1:])
+            cells.extend([""] if show_judged else [])
         else:
             for metric in metrics:
                 aggregate = stage.aggregates.get(metric)
@@ -145,6 +156,9 @@ def render_stage_table(console: Console, report: EvalReport, metrics: Sequence[s
                 cell = Text(format_value(aggregate.mean))
                 cell.append("\n" + format_interval(aggregate.low, aggregate.high), style="dim")
                 cells.append(cell)
+            if show_judged:
+                share = stage.judged.get(judged)
+                cells.append(Text("—", style="dim") if share is None else f"{100 * share:.0f}%")
         table.add_row(*cells)
     console.print(table)
 

@@ -148,19 +148,12 @@ def adjudicate_command(
     report_path: Path,
     stages: tuple[str, ...],
     k: int,
-    judge_spec: str,
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    timeout: float,
-    retries: int,
-    repeats: int,
-    concurrency: int,
     corpus_path: Path | None,
     out_path: Path,
     list_path: Path,
     cache_path: Path | None,
     force: bool,
+    **options: Any,
 ) -> None:
     """Judge every unjudged top-k hit of a stage; write scores with the relevant ones as gold.
 
@@ -172,6 +165,7 @@ def adjudicate_command(
     comparisons sit beside the strict ones, which are unchanged. Calls, tokens and seconds
     are printed and recorded in the report's "adjudication".
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
+    settings = JudgeSettings.pop(options)
     cache = cache_path or out_path.with_name(out_path.stem + ".judge-cache.jsonl")
     guard(
         [
@@ -192,9 +186,6 @@ def adjudicate_command(
     except JudgmentError as error:
         raise InputError(f"{report_path}: {error}") from None
     corpus = report_corpus(report, corpus_path)
-    settings = JudgeSettings(
-        judge_spec, model, base_url, api_key_env, timeout, retries, repeats, concurrency
-    )
     try:
         candidates = unjudged_hits(report, list(stages), k, corpus)
         judge, name, model_name = build_judge(settings, cache)
@@ -211,11 +202,11 @@ def adjudicate_command(
     }
     decided = [v.relevant(RELEVANT_GRADE) for v in run.verdicts]
     info = AdjudicationInfo(
-        judge=name,
+        judge=judge.model,
         prompt_version=PROMPT_VERSION,
         stages=list(stages),
         k=k,
-        repeats=repeats,
+        repeats=judge.repeats,
         relevant_grade=RELEVANT_GRADE,
         judged_hits=len(candidates),
         relevant=decided.count(True),

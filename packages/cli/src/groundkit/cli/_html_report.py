@@ -15,6 +15,7 @@ from groundkit.cli.__about__ import __version__
 from groundkit.cli._html_ablation import ablation_section
 from groundkit.cli._html_cost import cost_section
 from groundkit.cli._html_data import breakdown, headline_metrics, recall_curves
+from groundkit.cli._html_judged import judged_section
 from groundkit.cli._html_plots import stage_styles
 from groundkit.cli._html_queries import diagnosis_section, open_corpus, worst_section
 from groundkit.cli._html_sections import (
@@ -34,6 +35,7 @@ _NAV = (
     ("summary", "Summary"),
     ("stages", "Stages"),
     ("cost", "Cost"),
+    ("judged", "Judged"),
     ("differences", "Differences"),
     ("ablation", "Ablation"),
     ("curves", "Recall curves"),
@@ -113,6 +115,7 @@ def render_html_report(
             summary_section(report, metrics, limits, styles),
             stages_section(report, styles),
             cost_section(report, styles),
+            judged_section(report, styles),
             forest_section(report, metrics, limits, styles),
             ablation_section(report, metrics, styles),
             curves_section(report, recall_curves(report), styles),

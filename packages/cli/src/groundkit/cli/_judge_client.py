@@ -177,6 +177,24 @@ class JudgeSettings:
     repeats: int
     concurrency: int
 
+    @classmethod
+    def pop(cls, options: dict[str, Any]) -> JudgeSettings:
+        """Take the judge options out of a command's keyword arguments."""
+        return cls(
+            spec=options.pop("judge_spec"),
+            model=options.pop("model"),
+            base_url=options.pop("base_url"),
+            api_key_env=options.pop("api_key_env"),
+            timeout=options.pop("timeout"),
+            retries=options.pop("retries"),
+            repeats=options.pop("repeats"),
+            concurrency=options.pop("concurrency"),
+        )
+
+    def judge(self, cache: Path) -> RelevanceJudge:
+        """The judge these settings name, cached in ``cache`` (see :func:`build_judge`)."""
+        return build_judge(self, cache)[0]
+
 
 def choose_client(settings: JudgeSettings) -> JudgeChoice:
     """The client of the options (no call is made).

@@ -214,6 +214,9 @@ _COMMANDS: Mapping[click.Group, Mapping[str, str]] = {
         "export": "_eval_export:export_command",
         "adjudicate": "_eval_adjudicate_cmd:adjudicate_command",
         "calibrate": "_eval_calibrate_cmd:calibrate_command",
+        "pool": "_eval_pool_cmd:pool_command",
+        "sample": "_eval_sample_cmd:sample_command",
+        "sheet": "_eval_sample_cmd:sheet_command",
     },
     evalset_group: {
         "assess": "_evalset_cmd:assess_command",

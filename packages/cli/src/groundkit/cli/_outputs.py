@@ -46,6 +46,26 @@ def _has_mark(path: Path, mark: bytes) -> bool:
         return False
 
 
+def _json_format(path: Path, name: str) -> bool:
+    # The pool's JSON starts with its format (pydantic keeps field order).
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(200)
+    except OSError:
+        return False
+    return f'"format": "{name}"'.encode() in head
+
+
+def _csv_header_has(path: Path, columns: Sequence[str]) -> bool:
+    try:
+        with path.open("rb") as handle:
+            header = handle.readline().decode("utf-8-sig", errors="replace")
+    except OSError:
+        return False
+    names = {name.strip() for name in header.strip().split(",")}
+    return all(column in names for column in columns)
+
+
 def _jsonl_with(*keys: str) -> Callable[[Path], bool]:
     required = frozenset(keys)
     return lambda path: looks_like_jsonl(path, required)
@@ -61,6 +81,9 @@ KINDS: dict[str, Callable[[Path], bool]] = {
     "adjudication list": _jsonl_with("query_id", "doc", "majority", "grades"),
     "judge cache": _jsonl_with("format", "key", "repeat", "grade"),
     "calibration card": lambda path: _has_mark(path, b'"groundkit-calibration-card"'),
+    "pool report": lambda path: _json_format(path, "groundkit-pool"),
+    "sample sheet": _jsonl_with("sheet", "stratum", "stratum_size", "mark"),
+    "sample sheet (CSV)": lambda path: _csv_header_has(path, ("sheet", "stratum", "mark")),
 }
 """Each kind of output and how an existing file is recognised as one (and may be replaced).
 

@@ -8,7 +8,10 @@ types; ``ReviewQueue`` drives a resumable human review; ``RelevanceJudge`` grade
 (query, passage) pairs 0–3 with any model, cached on disk, by majority of repeats;
 ``calibrate`` measures a judge against the set's own gold (a ``CalibrationCard``);
 ``apply_candidate_decisions`` turns judged-relevant hits a person accepts into gold quotes;
-``draft_questions`` drafts new items from corpus passages with any model.
+``draft_questions`` drafts new items from corpus passages with any model; ``run_pool``
+estimates every stage's precision@k and recall relative to the pool from a judged stratified
+sample, without gold; ``draw_sheet`` and ``read_sheet`` make and read back sheets a person
+marks, ``sheet_precision`` weighting the marks by stratum size.
 """
 
 from groundkit.evalset.__about__ import __version__
@@ -98,6 +101,17 @@ from groundkit.evalset._judge_prompt import (
 )
 from groundkit.evalset._judge_recorded import RecordedJudge
 from groundkit.evalset._notes import CAUTION, INFO, EvalsetNoteCode, Note, NoteLevel
+from groundkit.evalset._pool import Pool, PoolEntry, StageRef, allocate, build_pool, draw_sample
+from groundkit.evalset._pool_estimate import estimate_pool, pool_passages, run_pool
+from groundkit.evalset._pool_models import (
+    POOL_FORMAT,
+    POOL_VERSION,
+    PoolComparison,
+    PoolItem,
+    PoolReport,
+    PoolStage,
+    PoolStratum,
+)
 from groundkit.evalset._review import (
     VERDICT_KEY,
     Decision,
@@ -106,6 +120,20 @@ from groundkit.evalset._review import (
     ReviewQueue,
 )
 from groundkit.evalset._scores import ScoreInput, discriminating_power
+from groundkit.evalset._sheet import (
+    SHEET_COLUMNS,
+    SHEET_FORMAT,
+    SheetCandidate,
+    SheetMark,
+    SheetResult,
+    SheetRow,
+    SheetStratum,
+    draw_sheet,
+    read_sheet,
+    sheet_csv,
+    sheet_jsonl,
+    sheet_precision,
+)
 from groundkit.evalset._version import (
     SET_VERSION_KEY,
     bump_set_version,
@@ -120,11 +148,15 @@ __all__ = [
     "CAUTION",
     "INFO",
     "MIN_KEPT",
+    "POOL_FORMAT",
+    "POOL_VERSION",
     "PROMPT_VERSION",
     "QTYPE_SOURCE_KEY",
     "QUESTION_TYPES",
     "RELEVANT_GRADE",
     "SET_VERSION_KEY",
+    "SHEET_COLUMNS",
+    "SHEET_FORMAT",
     "UNLABELLED",
     "VERDICT_KEY",
     "Answerer",
@@ -165,6 +197,13 @@ __all__ = [
     "Note",
     "NoteLevel",
     "PairVerdict",
+    "Pool",
+    "PoolComparison",
+    "PoolEntry",
+    "PoolItem",
+    "PoolReport",
+    "PoolStage",
+    "PoolStratum",
     "RecordedJudge",
     "Rejection",
     "RelevanceJudge",
@@ -173,13 +212,21 @@ __all__ = [
     "ReviewProgress",
     "ReviewQueue",
     "ScoreInput",
+    "SheetCandidate",
+    "SheetMark",
+    "SheetResult",
+    "SheetRow",
+    "SheetStratum",
+    "StageRef",
     "Stratum",
     "TooShortFilter",
     "UnresolvedEvidenceFilter",
     "__version__",
+    "allocate",
     "apply_candidate_decisions",
     "assess",
     "build_card",
+    "build_pool",
     "bump_set_version",
     "calibrate",
     "calibration_figures",
@@ -194,6 +241,9 @@ __all__ = [
     "discriminating_power",
     "draft_questions",
     "draw_calibration_sample",
+    "draw_sample",
+    "draw_sheet",
+    "estimate_pool",
     "figures_text",
     "find_card",
     "heuristic_type",
@@ -204,13 +254,19 @@ __all__ = [
     "normalise_type",
     "parse_reply",
     "passage_hash",
+    "pool_passages",
     "questions_needed",
     "rate_text",
     "read_candidate_decisions",
     "read_candidates",
     "read_card",
+    "read_sheet",
     "round_up",
+    "run_pool",
     "set_version",
+    "sheet_csv",
+    "sheet_jsonl",
+    "sheet_precision",
     "split_passages",
     "type_distribution",
     "with_set_version",

@@ -53,6 +53,11 @@ from groundkit.stats._proportions import (
     stratified_wilson_interval,
     wilson_interval,
 )
+from groundkit.stats._ratio import (
+    RatioStratum,
+    stratified_domain_interval,
+    stratified_ratio_interval,
+)
 
 __all__ = [
     "PERCENTILE_MIN_QUERIES",
@@ -70,6 +75,7 @@ __all__ = [
     "PairResult",
     "PairedScores",
     "ProportionInterval",
+    "RatioStratum",
     "ResampleMethod",
     "Role",
     "SignFlipResult",
@@ -96,6 +102,8 @@ __all__ = [
     "paired_difference_interval",
     "paired_minimum_detectable_difference",
     "sign_flip_test",
+    "stratified_domain_interval",
+    "stratified_ratio_interval",
     "stratified_wilson_interval",
     "t_power",
     "wilson_interval",
