@@ -162,6 +162,7 @@ from groundkit.judgments._trec_eval import (
     evaluate_trec,
     trec_measure_names,
 )
+from groundkit.judgments._trec_files import evaluate_trec_files
 from groundkit.judgments._trec_format import format_trec_eval
 
 __all__ = [
@@ -251,6 +252,7 @@ __all__ = [
     "dump_report",
     "ensure_within",
     "evaluate_trec",
+    "evaluate_trec_files",
     "export_stage",
     "find_case_collisions",
     "flush_tree",

@@ -524,6 +524,18 @@ def evaluate_trec(
         raise JudgmentError("relevance_level must be >= 0")
     selected = _select(measures)
     ranked = _rankings(qrels, run, all_queries, max_per_query)
+    return _evaluate_ranked(
+        ranked,
+        selected,
+        relevance_level,
+        run_id if run_id is not None else getattr(run, "run_id", None),
+    )
+
+
+def _evaluate_ranked(
+    ranked: _Rankings, selected: Sequence[_Measure], relevance_level: int, run_id: str | None
+) -> TrecEvalResult:
+    """Every selected measure of prepared rankings (shared by the mapping and file paths)."""
     n_queries = len(ranked.query_ids)
     if n_queries == 0:
         raise JudgmentError("no query has both relevance judgments and a ranking")
@@ -577,6 +589,6 @@ def evaluate_trec(
         measures=tuple(m.name for m in selected),
         per_query=per_query,
         summary=summary,
-        run_id=run_id if run_id is not None else getattr(run, "run_id", None),
+        run_id=run_id,
         relstrings=relstrings,
     )
