@@ -9,6 +9,8 @@ timed by wall clock; its peak memory is the child's own ``ru_maxrss`` (``os.wait
 
 * ``grk``: ``python -m groundkit.cli eval trec QRELS RUN`` — the real command line, the
   interpreter start and imports included.
+* ``trec_eval_text``: the function the command calls, in a bare interpreter (the same
+  figures without the command line's start-up; reported, the target is on ``grk``).
 * ``pytrec_eval``: what a user writes — ``pytrec_eval.parse_qrel`` / ``parse_run`` on the
   open files, ``RelevanceEvaluator`` with the same official measures, and the summary means
   (``compute_aggregated_measure``) printed.
@@ -40,6 +42,15 @@ SEED = 20261201
 WALL_VS_PYTREC = 0.75
 WALL_VS_BINARY = 1.0
 MEMORY_VS_REFERENCE = 1.5
+
+# The function `grk eval trec` calls, without the command line's start-up (its imports).
+_FUNCTION = r"""
+import sys
+from groundkit.cli._eval_trec import trec_eval_text
+from pathlib import Path
+sys.stdout.write(trec_eval_text(Path(sys.argv[1]), Path(sys.argv[2]), measures=(),
+    per_query=False, all_queries=False, relevance_level=1, max_per_query=None))
+"""
 
 # pytrec_eval's bundled trec_eval gives iprec_at_recall 0 where the cut-th relevant document
 # is the last one retrieved; groundkit follows trec_eval 10.0 (checked against NIST's expected
@@ -134,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         contenders = {
             "grk": [sys.executable, "-m", "groundkit.cli", "eval", "trec", str(qrels), str(run)],
+            "trec_eval_text": [sys.executable, "-c", _FUNCTION, str(qrels), str(run)],
             "pytrec_eval": [sys.executable, "-c", _PYTREC, str(qrels), str(run)],
         }
         binary = shutil.which("trec_eval")
@@ -161,6 +173,11 @@ def main(argv: list[str] | None = None) -> int:
             failed = True
         else:
             print(f"  summary equal to pytrec_eval's on {len(reference)} printed values")
+        if (folder / "grk.out").read_bytes() != (folder / "trec_eval_text.out").read_bytes():
+            print("FAILED: grk and trec_eval_text printed different text")
+            failed = True
+        function_ratio = figures["trec_eval_text"][0] / figures["pytrec_eval"][0]
+        print(f"  wall   trec_eval_text / pytrec_eval = {function_ratio:.2f}  (no CLI start-up)")
         wall_ratio = figures["grk"][0] / figures["pytrec_eval"][0]
         memory_ratio = figures["grk"][1] / figures["pytrec_eval"][1]
         print(f"  wall   grk / pytrec_eval = {wall_ratio:.2f}  (target <= {WALL_VS_PYTREC})")

@@ -14,7 +14,9 @@ corner keeps its one definition there.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from groundkit.judgments._errors import JudgmentError
-from groundkit.judgments._paths import read_regular_bytes
+from groundkit.judgments._paths import open_regular
 from groundkit.judgments._trec import _RELEVANCE, _SCORE, _atol, read_qrels, read_trec_run
 from groundkit.judgments._trec_eval import (
     _NONPOOL,
@@ -38,9 +40,8 @@ __all__ = ["evaluate_trec_files"]
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
+_Data = bytes | mmap.mmap
 
-_WHITESPACE = np.zeros(256, dtype=bool)
-_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # what bytes.split() splits on
 _CHUNK = 1 << 24
 _MAX_DIGITS = 15  # 10**15 < 2**53: the mantissa is exact as a double
 _POW10 = np.array([10.0**k for k in range(_MAX_DIGITS + 1)])
@@ -58,7 +59,7 @@ class _Columns:
     values: npt.NDArray[np.float64] | I64  # score or relevance per line
 
 
-def _chunks(data: bytes) -> Iterator[tuple[int, int]]:
+def _chunks(data: _Data) -> Iterator[tuple[int, int]]:
     start, size = 0, len(data)
     while start < size:
         end = min(start + _CHUNK, size)
@@ -72,16 +73,26 @@ def _chunks(data: bytes) -> Iterator[tuple[int, int]]:
 class _Chunk:
     """Whole lines of a file: their bytes, and every 8-byte window as a big-endian word."""
 
-    def __init__(self, data: bytes, begin: int, end: int) -> None:
-        self.data = data[begin:end] + bytes(8)  # the padding keeps every window in bounds
+    def __init__(self, data: _Data, begin: int, end: int) -> None:
+        text = data[begin:end]
+        if not text.isascii() or b"\0" in text:  # ids must compare as bytes and as str alike
+            raise _NotPlain
+        if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            # Read once: let the mapped pages go, so the file is not held in memory too.
+            start = begin - begin % mmap.PAGESIZE
+            data.madvise(mmap.MADV_DONTNEED, start, end - start)
+        self.data = text + bytes(8)  # the padding keeps every window in bounds
         self.size = end - begin
         self.bytes = np.frombuffer(self.data, dtype=np.uint8)
         self.windows = np.ndarray((self.size + 1,), dtype=">u8", buffer=self.data, strides=(1,))
 
     def tokens(self) -> tuple[I64, I64, I64, I64]:
         """Token starts and ends, each line's first token index and token count."""
+        text = self.bytes[: self.size]
         space = np.ones(self.size + 2, dtype=bool)  # framed by spaces: edges alternate
-        np.take(_WHITESPACE, self.bytes[: self.size], out=space[1:-1])
+        # What bytes.split() splits on: space, and tab to carriage return (9..13).
+        np.less_equal(np.subtract(text, 9, dtype=np.uint8), 4, out=space[1:-1])
+        space[1:-1] |= text == 32
         edges = np.flatnonzero(space[1:] != space[:-1])
         starts, ends = edges[0::2], edges[1::2]
         newlines = np.flatnonzero(self.bytes[: self.size] == 10)
@@ -140,8 +151,9 @@ class _Chunk:
         return values, mantissa, ok
 
 
-def _read_run(data: bytes, codes: dict[bytes, int]) -> tuple[_Columns, str | None]:
-    parts: list[tuple[I64, U64, npt.NDArray[np.float64]]] = []
+def _read_run(data: _Data, codes: dict[bytes, int]) -> tuple[_Columns, str | None]:
+    # A run line has six fields: at least 12 bytes with its newline.
+    parts = _Builder(len(data) // 12 + 1, np.float64)
     run_id: str | None = None
     for begin, end in _chunks(data):
         chunk = _Chunk(data, begin, end)
@@ -161,14 +173,14 @@ def _read_run(data: bytes, codes: dict[bytes, int]) -> tuple[_Columns, str | Non
             if _SCORE.fullmatch(token) is None:
                 raise _NotPlain
             scores[row] = float(token)
-        parts.append((queries, chunk.words(starts[content + 2], ends[content + 2]), scores))
+        parts.add(queries, chunk.words(starts[content + 2], ends[content + 2]), scores)
         last = int(content[-1]) + 5
         run_id = chunk.text(starts[last], ends[last]).decode("ascii")
-    return _columns(parts), run_id
+    return parts.columns(), run_id
 
 
-def _read_qrels(data: bytes, codes: dict[bytes, int]) -> _Columns:
-    parts: list[tuple[I64, U64, I64]] = []
+def _read_qrels(data: _Data, codes: dict[bytes, int]) -> _Columns:
+    parts = _Builder(len(data) // 8 + 1, np.int64)  # four fields: at least 8 bytes a line
     for begin, end in _chunks(data):
         chunk = _Chunk(data, begin, end)
         starts, ends, first, counts = chunk.tokens()
@@ -189,8 +201,8 @@ def _read_qrels(data: bytes, codes: dict[bytes, int]) -> _Columns:
             if level is None or not -(2**63) <= level < 2**63:
                 raise _NotPlain
             levels[row] = level
-        parts.append((queries, chunk.words(starts[content + 2], ends[content + 2]), levels))
-    return _columns(parts)
+        parts.add(queries, chunk.words(starts[content + 2], ends[content + 2]), levels)
+    return parts.columns()
 
 
 def _query_codes(chunk: _Chunk, starts: I64, ends: I64, codes: dict[bytes, int]) -> I64:
@@ -205,20 +217,34 @@ def _query_codes(chunk: _Chunk, starts: I64, ends: I64, codes: dict[bytes, int])
     return np.repeat(np.asarray(found, dtype=np.int64), np.diff(np.append(firsts, len(starts))))
 
 
-def _columns(parts: Sequence[tuple[I64, U64, npt.NDArray[np.float64] | I64]]) -> _Columns:
-    if not parts:
-        return _Columns(np.zeros(0, np.int64), np.zeros((0, 1), np.uint64), np.zeros(0))
-    k = max(words.shape[1] for _, words, _ in parts)
-    words = np.zeros((sum(len(q) for q, _, _ in parts), k), dtype=np.uint64)
-    at = 0
-    for _, part, _ in parts:
-        words[at : at + len(part), : part.shape[1]] = part
-        at += len(part)
-    return _Columns(
-        np.concatenate([q for q, _, _ in parts]),
-        words,
-        np.concatenate([v for _, _, v in parts]),
-    )
+class _Builder:
+    """Columns filled chunk by chunk into arrays sized for the most lines the file can hold.
+
+    Untouched pages of a large ``np.empty``/``np.zeros`` are never backed by memory, so the
+    generous bound costs nothing, and no chunk is copied twice.
+    """
+
+    def __init__(self, capacity: int, dtype: type[np.float64] | type[np.int64]) -> None:
+        self.query = np.empty(capacity, dtype=np.int64)
+        self.values = np.empty(capacity, dtype=dtype)
+        self.words = np.zeros((capacity, 1), dtype=np.uint64)
+        self.size = 0
+
+    def add(self, query: I64, words: U64, values: npt.NDArray[np.float64] | I64) -> None:
+        at, n, k = self.size, len(query), words.shape[1]
+        if k > self.words.shape[1]:  # a longer id than any before: widen (rare)
+            wider = np.zeros((len(self.query), k), dtype=np.uint64)
+            wider[:at, : self.words.shape[1]] = self.words[:at]
+            self.words = wider
+        self.query[at : at + n] = query
+        self.values[at : at + n] = values
+        self.words[at : at + n, :k] = words
+        self.size += n
+
+    def columns(self) -> _Columns:
+        return _Columns(
+            self.query[: self.size], self.words[: self.size], self.values[: self.size]
+        )
 
 
 def _hash(query: I64, words: U64) -> U64:
@@ -269,44 +295,23 @@ def _order(query: I64, scores: npt.NDArray[np.float64], words: U64) -> I64:
     return order
 
 
-def _lookup(sorted_hash: U64, needles: U64) -> I64:
-    """Position of each needle in ``sorted_hash`` (distinct values), or -1: bucketed by top bits."""
-    found = np.full(len(needles), -1, dtype=np.int64)
-    if not len(sorted_hash) or not len(needles):
-        return found
-    bits = int(np.ceil(np.log2(len(sorted_hash)))) + 1
-    shift = np.uint64(64 - bits)
-    bucket_start = np.searchsorted(
-        (sorted_hash >> shift).astype(np.int64), np.arange(2**bits + 1, dtype=np.int64)
-    )
-    probe = (needles >> shift).astype(np.int64)
-    active = np.arange(len(needles))
-    candidate = bucket_start[probe]
-    stop = bucket_start[probe + 1]
-    while len(active):
-        live = candidate < stop
-        active, candidate, stop = active[live], candidate[live], stop[live]
-        value = sorted_hash[candidate]
-        hit = value == needles[active]
-        found[active[hit]] = candidate[hit]
-        more = ~hit & (value < needles[active])  # buckets are sorted: stop once past it
-        active, candidate, stop = active[more], candidate[more] + 1, stop[more]
-    return found
-
-
 def _relevance_codes(run: _Columns, qrels: _Columns, run_words: U64, qrels_words: U64) -> I64:
     """Each run line's relevance code (file order), checking both files for duplicates."""
     judged_hash = _hash(qrels.query, qrels_words)
-    by_hash = np.argsort(judged_hash)
-    sorted_hash = judged_hash[by_hash]
-    if (sorted_hash[1:] == sorted_hash[:-1]).any():  # a document judged twice (or a collision)
+    if (np.diff(np.sort(judged_hash)) == 0).any():  # a document judged twice (or a collision)
         raise _NotPlain
     run_hash = _hash(run.query, run_words)
-    if (np.diff(np.sort(run_hash)) == 0).any():  # retrieved twice (or a collision)
+    by_hash = np.argsort(run_hash)
+    sorted_hash = run_hash[by_hash]
+    del run_hash
+    if (sorted_hash[1:] == sorted_hash[:-1]).any():  # retrieved twice (or a collision)
         raise _NotPlain
-    found = _lookup(sorted_hash, run_hash)
-    lines = np.flatnonzero(found >= 0)
-    judged = by_hash[found[lines]]
+    # The few judged lines are looked up among the many run lines (hashes distinct in both).
+    judged = lines = np.zeros(0, dtype=np.int64)
+    if len(sorted_hash):
+        position = np.minimum(np.searchsorted(sorted_hash, judged_hash), len(sorted_hash) - 1)
+        judged = np.flatnonzero(sorted_hash[position] == judged_hash)
+        lines = by_hash[position[judged]]
     # A hash match is a candidate only: the ids themselves must be equal.
     equal = (qrels.query[judged] == run.query[lines]) & (
         qrels_words[judged] == run_words[lines]
@@ -352,20 +357,30 @@ def _rankings_from_columns(
     )
 
 
+@contextmanager
+def _mapped(path: str | Path) -> Iterator[_Data]:
+    """The file's bytes, memory-mapped (read once, never copied whole)."""
+    with open_regular(path) as handle:
+        try:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):  # an empty file cannot be mapped
+            yield handle.read()
+            return
+        try:
+            yield mapped
+        finally:
+            mapped.close()
+
+
 def _fast_rankings(
     qrels_path: str | Path, run_path: str | Path, all_queries: bool, max_per_query: int | None
 ) -> tuple[_Rankings, str | None] | None:
-    qrels_data = read_regular_bytes(qrels_path)
-    run_data = read_regular_bytes(run_path)
-    for data in (qrels_data, run_data):
-        if not data.isascii() or b"\0" in data:
-            return None
     codes: dict[bytes, int] = {}
     try:
-        qrels = _read_qrels(qrels_data, codes)
-        del qrels_data
-        run, run_id = _read_run(run_data, codes)
-        del run_data
+        with _mapped(qrels_path) as data:
+            qrels = _read_qrels(data, codes)
+        with _mapped(run_path) as data:
+            run, run_id = _read_run(data, codes)
         # Query codes become ranks in byte order, which is the order of their str ids.
         names = sorted(codes)
         rank = np.empty(len(names), dtype=np.int64)
