@@ -10,13 +10,13 @@ import pytest
 
 from groundkit.judgments import (
     JudgmentError,
+    _trec_files,
     evaluate_trec,
     evaluate_trec_files,
     format_trec_eval,
     read_qrels,
     read_trec_run,
 )
-from groundkit.judgments import _trec_files
 
 OPTIONS = [
     {},
@@ -43,7 +43,7 @@ def _score_text(rng: random.Random, value: float) -> str:
 
 def _files(tmp_path: Path, seed: int) -> tuple[Path, Path]:
     rng = random.Random(seed)
-    queries = [f"q{rng.randrange(10**rng.randrange(1, 4))}" for _ in range(40)]
+    queries = [f"q{rng.randrange(10 ** rng.randrange(1, 4))}" for _ in range(40)]
     queries += ["a" * 19 + "x", "10", "9"]  # a two-word id; "10" sorts before "9"
     docs = [f"d{'x' * rng.randrange(0, 20)}{i}" for i in range(120)]
     qrels_lines = ["# a comment line", ""]

@@ -48,7 +48,7 @@ _POW10 = np.array([10.0**k for k in range(_MAX_DIGITS + 1)])
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-class _NotPlain(Exception):
+class _NotPlainError(Exception):
     """The file needs the mapping readers (an error to report, or a rare corner)."""
 
 
@@ -76,7 +76,7 @@ class _Chunk:
     def __init__(self, data: _Data, begin: int, end: int) -> None:
         text = data[begin:end]
         if not text.isascii() or b"\0" in text:  # ids must compare as bytes and as str alike
-            raise _NotPlain
+            raise _NotPlainError
         if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
             # Read once: let the mapped pages go, so the file is not held in memory too.
             start = begin - begin % mmap.PAGESIZE
@@ -162,7 +162,7 @@ def _read_run(data: _Data, codes: dict[bytes, int]) -> tuple[_Columns, str | Non
         is_content = chunk.bytes[starts[lead]] != 35  # a first field starting with '#': a comment
         content = lead[is_content]
         if (sizes[is_content] < 6).any():
-            raise _NotPlain
+            raise _NotPlainError
         if not len(content):
             continue
         queries = _query_codes(chunk, starts[content], ends[content], codes)
@@ -171,7 +171,7 @@ def _read_run(data: _Data, codes: dict[bytes, int]) -> tuple[_Columns, str | Non
         for row in np.flatnonzero(~ok).tolist():
             token = chunk.text(starts[field[row]], ends[field[row]])
             if _SCORE.fullmatch(token) is None:
-                raise _NotPlain
+                raise _NotPlainError
             scores[row] = float(token)
         parts.add(queries, chunk.words(starts[content + 2], ends[content + 2]), scores)
         last = int(content[-1]) + 5
@@ -188,7 +188,7 @@ def _read_qrels(data: _Data, codes: dict[bytes, int]) -> _Columns:
         comment = chunk.bytes[line_starts] == 35  # a line starting with '#' (padding: no)
         keep = (counts > 0) & ~comment
         if (counts[keep] != 4).any():
-            raise _NotPlain
+            raise _NotPlainError
         content = first[keep]
         if not len(content):
             continue
@@ -199,7 +199,7 @@ def _read_qrels(data: _Data, codes: dict[bytes, int]) -> _Columns:
             token = chunk.text(starts[field[row]], ends[field[row]])
             level = _atol(token) if _RELEVANCE.fullmatch(token) else None
             if level is None or not -(2**63) <= level < 2**63:
-                raise _NotPlain
+                raise _NotPlainError
             levels[row] = level
         parts.add(queries, chunk.words(starts[content + 2], ends[content + 2]), levels)
     return parts.columns()
@@ -226,7 +226,7 @@ class _Builder:
 
     def __init__(self, capacity: int, dtype: type[np.float64] | type[np.int64]) -> None:
         self.query = np.empty(capacity, dtype=np.int64)
-        self.values = np.empty(capacity, dtype=dtype)
+        self.values: npt.NDArray[np.float64] | I64 = np.empty(capacity, dtype=dtype)  # type: ignore[assignment]
         self.words = np.zeros((capacity, 1), dtype=np.uint64)
         self.size = 0
 
@@ -242,9 +242,7 @@ class _Builder:
         self.size += n
 
     def columns(self) -> _Columns:
-        return _Columns(
-            self.query[: self.size], self.words[: self.size], self.values[: self.size]
-        )
+        return _Columns(self.query[: self.size], self.words[: self.size], self.values[: self.size])
 
 
 def _hash(query: I64, words: U64) -> U64:
@@ -292,20 +290,20 @@ def _order(query: I64, scores: npt.NDArray[np.float64], words: U64) -> I64:
         tied_words = words[order[tied]]
         keys = [~tied_words[:, c] for c in range(words.shape[1] - 1, -1, -1)]
         order[tied] = order[tied][np.lexsort((*keys, group))]
-    return order
+    return np.asarray(order, dtype=np.int64)
 
 
 def _relevance_codes(run: _Columns, qrels: _Columns, run_words: U64, qrels_words: U64) -> I64:
     """Each run line's relevance code (file order), checking both files for duplicates."""
     judged_hash = _hash(qrels.query, qrels_words)
     if (np.diff(np.sort(judged_hash)) == 0).any():  # a document judged twice (or a collision)
-        raise _NotPlain
+        raise _NotPlainError
     run_hash = _hash(run.query, run_words)
     by_hash = np.argsort(run_hash)
     sorted_hash = run_hash[by_hash]
     del run_hash
     if (sorted_hash[1:] == sorted_hash[:-1]).any():  # retrieved twice (or a collision)
-        raise _NotPlain
+        raise _NotPlainError
     # The few judged lines are looked up among the many run lines (hashes distinct in both).
     judged = lines = np.zeros(0, dtype=np.int64)
     if len(sorted_hash):
@@ -388,7 +386,7 @@ def _fast_rankings(
         qrels.query, run.query = rank[qrels.query], rank[run.query]
         text = [name.decode("ascii") for name in names]
         return _rankings_from_columns(text, run, qrels, all_queries, max_per_query), run_id
-    except _NotPlain:
+    except _NotPlainError:
         return None
 
 
