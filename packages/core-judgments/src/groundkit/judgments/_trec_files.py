@@ -293,23 +293,29 @@ def _order(query: I64, scores: npt.NDArray[np.float64], words: U64) -> I64:
     return np.asarray(order, dtype=np.int64)
 
 
+_PREFIX_BITS = 24  # a 16 MiB table of hash prefixes screens the run lines
+
+
 def _relevance_codes(run: _Columns, qrels: _Columns, run_words: U64, qrels_words: U64) -> I64:
     """Each run line's relevance code (file order), checking both files for duplicates."""
     judged_hash = _hash(qrels.query, qrels_words)
-    if (np.diff(np.sort(judged_hash)) == 0).any():  # a document judged twice (or a collision)
+    by_hash = np.argsort(judged_hash)
+    sorted_hash = judged_hash[by_hash]
+    if (sorted_hash[1:] == sorted_hash[:-1]).any():  # a document judged twice (or a collision)
         raise _NotPlainError
     run_hash = _hash(run.query, run_words)
-    by_hash = np.argsort(run_hash)
-    sorted_hash = run_hash[by_hash]
-    del run_hash
-    if (sorted_hash[1:] == sorted_hash[:-1]).any():  # retrieved twice (or a collision)
+    if (np.diff(np.sort(run_hash)) == 0).any():  # retrieved twice (or a collision)
         raise _NotPlainError
-    # The few judged lines are looked up among the many run lines (hashes distinct in both).
-    judged = lines = np.zeros(0, dtype=np.int64)
+    # Only the run lines whose hash prefix some judged line has are looked up.
+    shift = np.uint64(64 - _PREFIX_BITS)
+    prefixes = np.zeros(1 << _PREFIX_BITS, dtype=bool)
+    prefixes[(sorted_hash >> shift).astype(np.int64)] = True
+    lines = np.flatnonzero(prefixes[(run_hash >> shift).astype(np.int64)])
+    judged = lines[:0]
     if len(sorted_hash):
-        position = np.minimum(np.searchsorted(sorted_hash, judged_hash), len(sorted_hash) - 1)
-        judged = np.flatnonzero(sorted_hash[position] == judged_hash)
-        lines = by_hash[position[judged]]
+        position = np.minimum(np.searchsorted(sorted_hash, run_hash[lines]), len(sorted_hash) - 1)
+        found = sorted_hash[position] == run_hash[lines]
+        lines, judged = lines[found], by_hash[position[found]]
     # A hash match is a candidate only: the ids themselves must be equal.
     equal = (qrels.query[judged] == run.query[lines]) & (
         qrels_words[judged] == run_words[lines]
