@@ -154,9 +154,22 @@ def test_every_value_equals_pytrec_eval_on_a_run_with_ties(tmp_path: Path) -> No
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("\n".join(qrels_lines) + "\n", encoding="ascii")
     run.write_text("\n".join(run_lines) + "\n", encoding="ascii")
+    # Not iprec_at_recall: pytrec_eval takes the ceil(x * R)-th relevant where trec_eval rounds.
     measures = {
-        "map", "ndcg", "ndcg_cut.5,10", "P.5,10", "recall.5,10", "recip_rank", "bpref",
-        "Rprec", "set_P", "set_recall", "set_F", "success.1,5", "num_rel_ret", "map_cut.10",
+        "map",
+        "ndcg",
+        "ndcg_cut.5,10",
+        "P.5,10",
+        "recall.5,10",
+        "recip_rank",
+        "bpref",
+        "Rprec",
+        "set_P",
+        "set_recall",
+        "set_F",
+        "success.1,5",
+        "num_rel_ret",
+        "map_cut.10",
     }  # fmt: skip
     ours = evaluate_trec_files(qrels, run, sorted(measures))
     with qrels.open() as f_qrels, run.open() as f_run:
