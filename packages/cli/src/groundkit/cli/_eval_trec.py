@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from groundkit.judgments import evaluate_trec, format_trec_eval, read_qrels, read_trec_run
+from groundkit.judgments import evaluate_trec_files, format_trec_eval
 
 __all__ = ["trec_eval_text"]
 
@@ -38,11 +38,9 @@ def trec_eval_text(
         JudgmentError: An unreadable or malformed file (names file and line), or an unknown
             measure.
     """
-    qrels = read_qrels(qrels_path)
-    run = read_trec_run(run_path)
-    result = evaluate_trec(
-        qrels,
-        run,
+    result = evaluate_trec_files(
+        qrels_path,
+        run_path,
         list(measures) or None,
         all_queries=all_queries,
         relevance_level=relevance_level,

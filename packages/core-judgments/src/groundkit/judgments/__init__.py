@@ -175,11 +175,13 @@ if TYPE_CHECKING:
         evaluate_trec,
         trec_measure_names,
     )
+    from groundkit.judgments._trec_files import evaluate_trec_files
     from groundkit.judgments._trec_format import format_trec_eval
 
 # Each name is imported from its module when first used (PEP 562), so a light command that
 # needs one of them (``grk eval compare`` on items files) does not load the whole harness.
 _EXPORTS: dict[str, str] = {
+    "evaluate_trec_files": "groundkit.judgments._trec_files",
     "AblationRow": "groundkit.judgments._report",
     "CHUNK_SIZE_KNOBS": "groundkit.judgments._knobs",
     "Knob": "groundkit.judgments._knobs",
@@ -423,6 +425,7 @@ __all__ = [
     "dump_report",
     "ensure_within",
     "evaluate_trec",
+    "evaluate_trec_files",
     "export_stage",
     "find_case_collisions",
     "flatten_stage_config",

@@ -58,6 +58,15 @@ import numpy.typing as npt
 
 from groundkit.judgments._errors import JudgmentError
 from groundkit.judgments._trec import trec_ranking
+from groundkit.judgments._trec_arrays import (
+    _at,
+    _iprec,
+    _log2_table,
+    _ratio,
+    _relevant_ranks,
+    _row_sums,
+    _sequential_sum,
+)
 
 __all__ = ["TrecEvalResult", "evaluate_trec", "trec_measure_names"]
 
@@ -312,66 +321,6 @@ def _ideal_dcg(ranked: _Rankings, cutoffs: Iterable[int]) -> dict[int, FloatArra
     return out
 
 
-def _at(cum: IntArray, lengths: IntArray, cutoff: IntArray) -> IntArray:
-    """``cum[q, min(cutoff, length) - 1]`` per query, 0 when that is before rank 1."""
-    top = np.minimum(cutoff, lengths)
-    picked = (
-        cum[np.arange(cum.shape[0]), np.maximum(top - 1, 0)]
-        if cum.shape[1]
-        else np.zeros(len(top), np.int64)
-    )
-    return np.where(top > 0, picked, 0)
-
-
-def _log2_table(size: int) -> FloatArray:
-    """``log2(i + 2)`` for ``i < size`` from the C library, as trec_eval computes its discounts.
-
-    numpy's vectorised ``log2`` may differ from the C library's in the last bit on some
-    processors; a value printed to four decimals would then differ on a rounding boundary.
-    """
-    return np.fromiter((math.log2(i + 2) for i in range(size)), np.float64, size)
-
-
-def _row_sums(values: FloatArray) -> FloatArray:
-    """Sums along each row, added left to right as trec_eval adds them.
-
-    ``ndarray.sum`` adds in pairs (more exact, but not what trec_eval does), which can change
-    the last bit and so the printed fourth decimal of a value lying on a rounding boundary.
-    """
-    if values.shape[1] == 0:
-        return np.zeros(values.shape[0], dtype=np.float64)
-    return np.cumsum(values, axis=1)[:, -1]
-
-
-def _sequential_sum(values: FloatArray) -> float:
-    total = 0.0
-    for value in values.tolist():
-        total += value
-    return total
-
-
-def _ratio(numerator: npt.ArrayLike, denominator: npt.ArrayLike) -> FloatArray:
-    num = np.asarray(numerator, dtype=np.float64)
-    den = np.asarray(denominator, dtype=np.float64)
-    return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0)
-
-
-def _iprec(
-    precision_after: FloatArray, cum: IntArray, n_rel: IntArray, rel_ret: IntArray, point: float
-) -> FloatArray:
-    """Interpolated precision at a recall point (trec_eval's loop, vectorised)."""
-    # lround: half away from zero.
-    cut = np.floor(point * n_rel + 0.5).astype(np.int64)
-    rank_index = (cum < np.maximum(cut, 1)[:, None]).sum(axis=1)  # 0-based rank of cut-th rel
-    depth = cum.shape[1]
-    value = (
-        precision_after[np.arange(len(cut)), np.minimum(rank_index, max(depth - 1, 0))]
-        if depth
-        else np.zeros(len(cut))
-    )
-    return np.where(cut <= rel_ret, value, 0.0)
-
-
 def _block(
     codes: IntArray,
     lengths: IntArray,
@@ -392,8 +341,10 @@ def _block(
     precision_at_rel = np.where(relevant, precision, 0.0)
     out: dict[str, FloatArray] = {}
     precision_after: FloatArray | None = None
-    gains = np.maximum(codes, 0).astype(np.float64)
-    discounted = gains / _log2_table(depth)[None, :]
+    relevant_ranks: tuple[IntArray, IntArray] | None = None
+    discounted = np.zeros((0, 0))
+    if any(m.family in ("ndcg", "ndcg_cut") for m in measures):
+        discounted = np.maximum(codes, 0).astype(np.float64) / _log2_table(depth)[None, :]
     for measure in measures:
         family, param = measure.family, measure.param
         cutoff = np.full(n_queries, int(param or 0), dtype=np.int64)
@@ -419,11 +370,15 @@ def _block(
             first = relevant.argmax(axis=1) if depth else np.zeros(n_queries, np.int64)
             value = np.where(relevant.any(axis=1), 1.0 / (first + 1.0), 0.0)
         elif family in ("iprec_at_recall", "11pt_avg"):
-            if precision_after is None:
+            if precision_after is None or relevant_ranks is None:
                 precision_after = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
+                relevant_ranks = _relevant_ranks(relevant, rel_ret)
             points = (param,) if family == "iprec_at_recall" else _RECALL_POINTS
             value = np.mean(
-                [_iprec(precision_after, cum, n_rel, rel_ret, float(p or 0.0)) for p in points],
+                [
+                    _iprec(precision_after, relevant_ranks, n_rel, rel_ret, float(p or 0.0))
+                    for p in points
+                ],
                 axis=0,
             )
             value = np.where(lengths > 0, value, 0.0)
@@ -524,6 +479,18 @@ def evaluate_trec(
         raise JudgmentError("relevance_level must be >= 0")
     selected = _select(measures)
     ranked = _rankings(qrels, run, all_queries, max_per_query)
+    return _evaluate_ranked(
+        ranked,
+        selected,
+        relevance_level,
+        run_id if run_id is not None else getattr(run, "run_id", None),
+    )
+
+
+def _evaluate_ranked(
+    ranked: _Rankings, selected: Sequence[_Measure], relevance_level: int, run_id: str | None
+) -> TrecEvalResult:
+    """Every selected measure of prepared rankings (shared by the mapping and file paths)."""
     n_queries = len(ranked.query_ids)
     if n_queries == 0:
         raise JudgmentError("no query has both relevance judgments and a ranking")
@@ -577,6 +544,6 @@ def evaluate_trec(
         measures=tuple(m.name for m in selected),
         per_query=per_query,
         summary=summary,
-        run_id=run_id if run_id is not None else getattr(run, "run_id", None),
+        run_id=run_id,
         relstrings=relstrings,
     )
