@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 from tests.cli.test_cli_html_report import Browser, _chromium, check_numbers_match
 
-from groundkit.cli import _eval_cmd as eval_cmd
+from groundkit.cli import _eval_run as eval_run
 from groundkit.cli import cli
 from groundkit.cli._eval_run import demo_data
 from groundkit.judgments import SCHEMA_VERSION, check_report, load_report
@@ -219,7 +219,7 @@ def test_a_config_file_names_the_ablated_stage(inputs: tuple[Path, Path], tmp_pa
 def test_demo_data_with_dense_hybrid_and_rerank_end_to_end(
     inputs: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    if not eval_cmd.dense_ready():
+    if not eval_run.dense_ready():
         pytest.skip("the dense extra is not installed")
     corpus, judgments = inputs
     config = tmp_path / "groundkit.toml"

@@ -14,7 +14,6 @@ import math
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import norm
 
 from groundkit.stats._errors import StatsError
 from groundkit.stats._proportions import _WILSON_CAUTION, _WILSON_SMALL_N, ProportionInterval
@@ -71,6 +70,8 @@ def _interval(estimate: float, variance: float, sampled: int, level: float) -> P
     effective = float(sampled)
     if variance > 0.0 and 0.0 < share < 1.0:
         effective = min(effective, share * (1.0 - share) / variance)
+    from scipy.stats import norm  # imported where used: `import groundkit.stats` stays light
+
     z = float(norm.ppf(0.5 + level / 2.0))
     low, high = _wilson_bounds(share, effective, z)
     return ProportionInterval(
