@@ -181,6 +181,7 @@ from groundkit.cli._eval_cmd import compare_command, demo_command, trec_command 
 from groundkit.cli._eval_export import export_command  # noqa: E402
 from groundkit.cli._eval_reproduce_cmd import reproduce_command  # noqa: E402
 from groundkit.cli._eval_run_cmd import run_command  # noqa: E402
+from groundkit.cli._eval_sweep_cmd import sweep_command  # noqa: E402
 from groundkit.cli._evalset_cmd import (  # noqa: E402
     assess_command,
     classify_command,
@@ -194,6 +195,7 @@ beir_group.add_command(adapt_command)
 
 eval_group.add_command(run_command)
 eval_group.add_command(demo_command)
+eval_group.add_command(sweep_command)
 eval_group.add_command(compare_command)
 eval_group.add_command(reproduce_command)
 eval_group.add_command(diagnose_command)

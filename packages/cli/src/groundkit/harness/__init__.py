@@ -1,7 +1,8 @@
 """The evaluation harness: chunk, index, retrieve, score and compare retrieval stages.
 
 ``run_evaluation(load_run_config("groundkit.toml"))`` runs every stage of a config file and
-returns an :class:`~groundkit.judgments.EvalReport`; :func:`evaluate` does the same from
+returns an :class:`~groundkit.judgments.EvalReport`; :func:`run_sweep` runs every arm of a
+sweep file (``run_sweep(load_sweep("sweep.toml"), "out")``); :func:`evaluate` does the same from
 in-memory data (``evaluate(corpus, judgments, stages={"mine": my_search})``). Every stage kind
 is a registered :class:`RetrieverKind` implementing the :class:`Retriever` protocol; other
 distributions add kinds through the ``groundkit.retrievers`` entry-point group. See the package
@@ -39,7 +40,7 @@ from groundkit.harness._config_load import (
     read_config_file,
     run_config_from_dict,
 )
-from groundkit.harness._context import ProgressCallback
+from groundkit.harness._context import ProgressCallback, SharedWork
 from groundkit.harness._dense import DENSE_INSTALL_HINT, dense_available
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness._items import ItemsFile, ItemsStage, items_text, load_items, write_items
@@ -73,6 +74,21 @@ from groundkit.harness._reproduce import (
 )
 from groundkit.harness._scoring import trec_measure_for
 from groundkit.harness._stats import family_settings, report_family
+from groundkit.harness._sweep import SweepEvent, SweepProgress, arm_paths, run_sweep
+from groundkit.harness._sweep_config import (
+    SweepArm,
+    SweepPlan,
+    SweepSettings,
+    expand_sweep,
+    load_sweep,
+)
+from groundkit.harness._sweep_summary import (
+    SWEEP_SCHEMA_VERSION,
+    SweepPoint,
+    SweepSummary,
+    load_sweep_summary,
+    pareto_front,
+)
 from groundkit.harness._verify import comparison_problem
 
 __all__ = [
@@ -81,6 +97,7 @@ __all__ = [
     "DENSE_INSTALL_HINT",
     "ENTRY_POINT_GROUP",
     "MAX_RESAMPLES",
+    "SWEEP_SCHEMA_VERSION",
     "Bm25Retriever",
     "CallableRetriever",
     "ChunkHits",
@@ -113,11 +130,20 @@ __all__ = [
     "RetrieverSettings",
     "RunConfig",
     "ScoreDifference",
+    "SharedWork",
     "StageConfig",
     "StageContext",
     "StageFailed",
     "StagesArgument",
+    "SweepArm",
+    "SweepEvent",
+    "SweepPlan",
+    "SweepPoint",
+    "SweepProgress",
+    "SweepSettings",
+    "SweepSummary",
     "UpstreamStage",
+    "arm_paths",
     "canonical_json",
     "check_stage_name",
     "comparison_problem",
@@ -126,11 +152,15 @@ __all__ = [
     "dense_available",
     "detection_limits",
     "evaluate",
+    "expand_sweep",
     "family_settings",
     "items_text",
     "load_items",
     "load_run_config",
+    "load_sweep",
+    "load_sweep_summary",
     "package_versions",
+    "pareto_front",
     "read_config_file",
     "recorded_run_config",
     "register_retriever",
@@ -140,6 +170,7 @@ __all__ = [
     "retriever_kinds",
     "run_config_from_dict",
     "run_evaluation",
+    "run_sweep",
     "stage_config_hash",
     "trec_measure_for",
     "write_items",

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from groundkit.harness._config import EvalSettings, RunConfig, StageConfig
-from groundkit.harness._context import ProgressCallback, RunContext, StageOutcome
+from groundkit.harness._context import ProgressCallback, RunContext, SharedWork, StageOutcome
 from groundkit.harness._duplicates import DuplicateFinder
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness._evidence import QuoteGold
@@ -155,7 +155,12 @@ def _context(
     resolved: Sequence[ResolvedJudgment],
     settings: EvalSettings,
     progress: ProgressCallback | None,
+    shared: SharedWork | None,
 ) -> RunContext:
+    if shared is None:
+        shared = SharedWork()
+    else:
+        shared.bind(loaded.fingerprint())
     answerable = [r for r in resolved if r.judgment.answerable]
     doc_ids = tuple(loaded)
     texts = [loaded[d] for d in doc_ids]
@@ -171,6 +176,7 @@ def _context(
         known_queries={r.judgment.query_id: r.judgment.answerable for r in resolved},
         progress=progress,
         embedding_cache_dir=settings.embedding_cache_dir,
+        shared=shared,
     )
 
 
@@ -309,6 +315,7 @@ def evaluate(
     config_record: Mapping[str, Any] | None = None,
     stop_on_failure: bool = False,
     failures: list[StageFailed] | None = None,
+    shared: SharedWork | None = None,
 ) -> EvalReport:
     """Evaluate every stage on a corpus and judgments already in memory.
 
@@ -331,6 +338,8 @@ def evaluate(
         stop_on_failure: Raise the first :class:`StageFailed` instead of recording it.
         failures: A list to which each recorded :class:`StageFailed` is appended (its cause is
             the user's exception, for a traceback).
+        shared: Chunks and indexes kept for later runs on the same corpus (a sweep's arms);
+            default: this run's own.
 
     Returns:
         The report (check it with :func:`groundkit.judgments.check_report`).
@@ -346,7 +355,7 @@ def evaluate(
     judgment_list = list(judgments)
     resolved = _resolved(judgment_list, loaded, progress, timings)
     answerable = [r for r in resolved if r.judgment.answerable]
-    ctx = _context(loaded, resolved, settings, progress)
+    ctx = _context(loaded, resolved, settings, progress, shared)
     if not answerable:
         raise HarnessError("the judgments have no answerable query: nothing to rank")
     scorer = _Scorer(ctx, answerable)
@@ -460,10 +469,12 @@ def evaluate_loaded(
     command: Sequence[str] | None = None,
     stop_on_failure: bool = False,
     failures: list[StageFailed] | None = None,
+    shared: SharedWork | None = None,
 ) -> EvalReport:
     """:func:`run_evaluation` on inputs already loaded by :func:`load_run_inputs`.
 
-    ``loading`` is the seconds the loading took (the report's ``load`` timing).
+    ``loading`` is the seconds the loading took (the report's ``load`` timing); ``shared`` as
+    for :func:`evaluate`.
     """
     report = evaluate(
         corpus,
@@ -474,6 +485,7 @@ def evaluate_loaded(
         config_record=config.model_dump(mode="json"),
         stop_on_failure=stop_on_failure,
         failures=failures,
+        shared=shared,
     )
     run = report.run.model_copy(update={"judgments_source": str(config.judgments)})
     timings = {"load": round(loading, 6), **report.timings}
