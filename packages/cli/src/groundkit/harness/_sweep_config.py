@@ -106,6 +106,7 @@ class SweepGrid(BaseModel):
     def _one_chunker_axis(self) -> SweepGrid:
         if self.chunker is not None and self.chunk_size is not None:
             raise ValueError("give chunker or chunk_size (with chunk_overlap), not both")
+        self.chunkers()  # every size and overlap make a valid chunker
         return self
 
     def chunkers(self) -> list[ChunkerConfig | None]:
@@ -121,7 +122,9 @@ class SweepGrid(BaseModel):
             try:
                 out.append(parse_chunker_config({"kind": kind, "size": size, "overlap": overlap}))
             except JudgmentError as error:
-                raise ValueError(f"chunk_size {size}, chunk_overlap {overlap}: {error}") from None
+                raise ValueError(
+                    f"chunk_size {size}, chunk_overlap {overlap}: {error.message}"
+                ) from None
         return out
 
 
@@ -270,29 +273,30 @@ def _axes_stages(
 
 
 def _grid_specs(grid: SweepGrid) -> list[SweepArmSpec]:
-    """Every combination of the grid, named by the axes that vary (stable: file order)."""
+    """Every combination of the grid, in file order.
+
+    An arm's name says its chunker (``base`` for the base config's), retriever, then ``k``,
+    fusion constant and rerank when the grid sets them: it does not depend on which axes have
+    several values, so adding a value to an axis keeps the other arms' names (and their
+    finished outputs, when a sweep is resumed).
+    """
     chunkers = grid.chunkers()
     depths: list[int | None] = list(grid.k) if grid.k is not None else [None]
     fusions: list[int | None] = list(grid.fusion_k) if grid.fusion_k is not None else [None]
+    reranks = sum(x is not False for x in grid.rerank)
     specs: list[SweepArmSpec] = []
     for chunker, pipeline, depth, fusion, (r, rerank) in itertools.product(
         chunkers, grid.retriever, depths, fusions, enumerate(grid.rerank)
     ):
         if pipeline != "hybrid" and fusion != fusions[0]:
             continue  # the fusion constant only makes hybrid arms
-        parts = []
-        if len(chunkers) > 1 and chunker is not None:
-            parts.append(chunker_spec(chunker).replace(":", "-"))
-        if len(grid.retriever) > 1 or not parts:
-            parts.append(pipeline)
-        if len(depths) > 1:
+        parts = ["base" if chunker is None else chunker_spec(chunker).replace(":", "-"), pipeline]
+        if depth is not None:
             parts.append(f"k{depth}")
-        if len(fusions) > 1 and pipeline == "hybrid":
+        if fusion is not None and pipeline == "hybrid":
             parts.append(f"rrf{fusion}")
-        if len(grid.rerank) > 1 and rerank is not False:
-            parts.append(
-                "rerank" if sum(x is not False for x in grid.rerank) == 1 else f"rerank{r}"
-            )
+        if rerank is not False:
+            parts.append("rerank" if reranks == 1 else f"rerank{r}")
         data: dict[str, Any] = {"name": ".".join(parts), "retriever": pipeline}
         data.update(chunker=chunker, k=depth, fusion_k=fusion, rerank=rerank)
         specs.append(SweepArmSpec.model_validate(data))
