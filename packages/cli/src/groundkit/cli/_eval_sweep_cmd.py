@@ -123,7 +123,12 @@ def render_sweep(console: Console, summary: SweepSummary, folder: Path) -> None:
     for point in summary.points:
         table.add_row(*_cells(point, summary.metric))
     console.print(table)
-    axes = f"{summary.metric} ↑, context chars ↓, latency p95 ↓"
+    arrows = {
+        "metric": f"{summary.metric} ↑",
+        "context_chars": "context chars ↓",
+        "latency_p95": "latency p95 ↓",
+    }
+    axes = ", ".join(arrows[a] for a in summary.front_axes)
     console.print(f"Pareto front ({axes}): " + ", ".join(summary.front), markup=False)
     counts = ", ".join(f"{k} {v}" for k, v in summary.shared.items())
     console.print(

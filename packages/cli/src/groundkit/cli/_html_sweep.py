@@ -12,7 +12,7 @@ import matplotlib as mpl
 from groundkit.cli.__about__ import __version__
 from groundkit.cli._html_plots import _RC, VERDICT_STYLES, _figure, _inline_svg
 from groundkit.cli._html_template import esc, fmt_count, number_cell, page, verdict_badge
-from groundkit.harness import SweepPoint, SweepSummary
+from groundkit.harness import SweepPoint, SweepSummary, pareto_front
 from groundkit.judgments import StageComparison
 
 __all__ = ["render_sweep_html", "sweep_scatter_svg"]
@@ -36,15 +36,19 @@ def sweep_scatter_svg(summary: SweepSummary) -> str:
         figure = _figure(6.8, 4.8)
         ax = figure.subplots()
         ax.grid(True)
-        front = sorted((p for p in points if p.on_front), key=lambda p: p.context_chars or 0.0)
+        # The line is the front of this plot's two axes; the filled points are the sweep's.
+        flat = {p.name: (p.metric_mean or 0.0, p.context_chars or 0.0, None) for p in points}
+        named = set(pareto_front(flat, ("metric", "context_chars")))
+        front = sorted((p for p in points if p.name in named), key=lambda p: p.context_chars or 0.0)
         if front:
             ax.plot(
                 [p.context_chars or 0.0 for p in front],
                 [p.metric_mean or 0.0 for p in front],
                 color=_FRONT_COLOUR,
-                linewidth=1.4,
-                drawstyle="steps-post",
-                label="Pareto front",
+                linewidth=1.2,
+                linestyle=(0, (5.0, 2.5)),
+                drawstyle="steps-pre",
+                label=f"front of {summary.metric} and characters read",
             )
         for point in points:
             baseline = point.role == "baseline"
@@ -79,9 +83,10 @@ def sweep_scatter_svg(summary: SweepSummary) -> str:
             prefix="sweep-front",
             title=f"{summary.metric} against characters of context read",
             description=(
-                f"One point per arm and the baseline (square); arms on the Pareto front over "
-                f"{summary.metric}, characters read and latency p95 are filled circles joined "
-                "by a line, the others crosses. The values are in the table below."
+                f"One point per arm and the baseline (square); arms on the sweep's Pareto front "
+                f"({', '.join(summary.front_axes)}) are filled circles, the others crosses; the "
+                f"dashed line joins the front of {summary.metric} and characters read alone. "
+                "The values are in the table below."
             ),
         )
 
@@ -119,7 +124,7 @@ def _row(point: SweepPoint, metric: str) -> str:
     chars, latency = point.context_chars, point.latency_p95
     cells = [
         f'<th scope="row">{name}</th>',
-        "<td>" + ("★ front" if point.on_front else "") + "</td>",
+        '<td class="front">' + ("★" if point.on_front else "") + "</td>",
         number_cell(point.metric_mean or 0.0, field="mean", stage=point.name, metric=metric),
         effect,
         _verdict_cell(point, comparison, metric),
@@ -150,8 +155,9 @@ def render_sweep_html(summary: SweepSummary) -> str:
     symbols = " ".join(esc(f"{style.symbol} {word}") for word, style in VERDICT_STYLES.items())
     body = (
         '<section id="front"><h2>Pareto front</h2>'
-        f"<p>On the front (no other arm has a higher {esc(summary.metric)}, fewer characters "
-        f"read and a lower latency p95 at once): <strong>{esc(front)}</strong>.</p>"
+        f"<p>On the front over {esc(', '.join(summary.front_axes))} (no other point is at "
+        f"least as good on every one and better on one; {esc(summary.metric)} higher, "
+        f"characters read and latency lower): <strong>{esc(front)}</strong>.</p>"
         f"<figure>{sweep_scatter_svg(summary)}</figure></section>\n"
         '<section id="arms"><h2>Arms</h2>'
         f"<p>Every arm is compared with the baseline on every headline metric as one family "

@@ -294,7 +294,7 @@ def _summary(
 ) -> SweepSummary:
     baseline = _baseline_point(plan, points, reports)
     every = ([baseline] if baseline is not None else []) + points
-    compared = compared_points(every, reports, plan.metric)
+    compared = compared_points(every, reports, plan.metric, plan.front)
     first = reports[plan.arms[0].name]
     decisions = [c for p in compared for c in p.comparisons if c.role == "decision"]
     kinds = sorted({s.retriever.kind for arm in plan.arms for s in arm.config.stages})
@@ -303,6 +303,7 @@ def _summary(
         source=None if plan.source is None else str(plan.source),
         metric=plan.metric,
         context_k=plan.context_k,
+        front_axes=list(plan.front),
         headline_metrics=list(first.run.headline_metrics),
         adjustment=first.run.bootstrap.multiplicity,
         confidence_level=first.run.bootstrap.confidence_level,

@@ -39,6 +39,8 @@ __all__ = ["SweepArm", "SweepPlan", "SweepSettings", "expand_sweep", "load_sweep
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 Pipeline = Literal["bm25", "dense", "hybrid"]
+FrontAxis = Literal["metric", "context_chars", "latency_p95"]
+FRONT_AXES: tuple[FrontAxis, ...] = ("metric", "context_chars", "latency_p95")
 _SUB_STAGES = ("sparse", "dense", "fused")
 _DEFAULT_RERANK: dict[str, Any] = {"model": DEFAULT_MODEL, "scorer": "bi-encoder", "top": 50}
 
@@ -185,6 +187,10 @@ class SweepSettings(BaseModel):
         metric: The headline metric of the Pareto front (default: the primary metric, else the
             first headline metric).
         context_k: Hits whose characters count as the context an arm makes a reader read.
+        front: The axes of the Pareto front: ``metric`` (higher is better), ``context_chars``
+            and ``latency_p95`` (lower is better); default all three. Dropping
+            ``latency_p95`` makes a front of quality against context alone (measured
+            latencies are noisy, and noise alone keeps points on a front).
         bm25: BM25 settings of the arms' BM25 stages.
         dense: Dense settings of the arms' dense stages (model, batch size...).
     """
@@ -194,6 +200,10 @@ class SweepSettings(BaseModel):
     arms: list[SweepArmSpec] | None = Field(default=None, min_length=1)
     metric: str | None = None
     context_k: int = Field(default=10, gt=0)
+    front: list[FrontAxis] = Field(
+        default_factory=lambda: list(FRONT_AXES),
+        min_length=1,
+    )
     bm25: dict[str, Any] = Field(default_factory=dict)
     dense: dict[str, Any] = Field(default_factory=dict)
 
@@ -235,6 +245,7 @@ class SweepPlan:
     arms: tuple[SweepArm, ...]
     metric: str
     context_k: int
+    front: tuple[FrontAxis, ...] = FRONT_AXES
     source: Path | None = None
 
     @property
@@ -397,7 +408,10 @@ def expand_sweep(data: dict[str, Any], *, source: Path | None = None) -> SweepPl
     if metric not in config.headline_metrics:
         message = f"{metric!r} is not a headline metric ({', '.join(config.headline_metrics)})"
         raise ConfigError([ConfigProblem(("sweep", "metric"), message)], path=source)
-    return SweepPlan(arms=arms, metric=metric, context_k=settings.context_k, source=source)
+    front = tuple(axis for axis in FRONT_AXES if axis in settings.front)
+    return SweepPlan(
+        arms=arms, metric=metric, context_k=settings.context_k, front=front, source=source
+    )
 
 
 def load_sweep(path: str | Path) -> SweepPlan:

@@ -106,6 +106,7 @@ class SweepSummary(BaseModel):
         corpus_fingerprint: The corpus every arm was run on.
         judgments_fingerprint: The judgments every arm was scored on.
         points: The baseline first, then the arms in sweep order.
+        front_axes: The axes of the front (``metric``, ``context_chars``, ``latency_p95``).
         front: Names of the points on the Pareto front.
         shared: Work done by this run: ``chunkings``, ``bm25_indexes``, ``embeddings``.
         ran: Arms this run computed.
@@ -128,6 +129,9 @@ class SweepSummary(BaseModel):
     corpus_fingerprint: str
     judgments_fingerprint: str
     points: list[SweepPoint]
+    front_axes: list[str] = Field(
+        default_factory=lambda: ["metric", "context_chars", "latency_p95"]
+    )
     front: list[str]
     shared: dict[str, int] = Field(default_factory=dict)
     ran: list[str] = Field(default_factory=list)
@@ -186,13 +190,21 @@ def _dominates(a: tuple[float, float, float], b: tuple[float, float, float]) -> 
     return no_worse and (a[0] > b[0] or a[1] < b[1] or a[2] < b[2])
 
 
-def pareto_front(points: Mapping[str, tuple[float, float, float | None]]) -> list[str]:
+def pareto_front(
+    points: Mapping[str, tuple[float, float, float | None]],
+    axes: Sequence[str] = ("metric", "context_chars", "latency_p95"),
+) -> list[str]:
     """Names of the points no other point dominates on (metric ↑, chars ↓, latency ↓).
 
-    A missing latency counts as the worst; equal points are all on the front.
+    Only the named ``axes`` count (an axis left out is the same for every point). A missing
+    latency counts as the worst; equal points are all on the front.
     """
     keyed = {
-        name: (metric, chars, math.inf if latency is None else latency)
+        name: (
+            metric if "metric" in axes else 0.0,
+            chars if "context_chars" in axes else 0.0,
+            (math.inf if latency is None else latency) if "latency_p95" in axes else 0.0,
+        )
         for name, (metric, chars, latency) in points.items()
     }
     return [
@@ -209,13 +221,17 @@ def _columns(report: EvalReport, stage: str, metrics: Sequence[str]) -> dict[str
 
 
 def compared_points(
-    points: Sequence[SweepPoint], reports: Mapping[str, EvalReport], metric: str
+    points: Sequence[SweepPoint],
+    reports: Mapping[str, EvalReport],
+    metric: str,
+    axes: Sequence[str] = ("metric", "context_chars", "latency_p95"),
 ) -> list[SweepPoint]:
     """The points with their comparisons (one family over every comparable arm) and front.
 
     ``reports`` maps each arm's name to its report; the baseline's scores are the first
     comparable arm's stage zero (the same stage, with the same settings, in every arm).
-    ``metric`` is the sweep's metric, whose verdict each point shows.
+    ``metric`` is the sweep's metric, whose verdict each point shows; ``axes`` those of the
+    front.
     """
     usable = [p for p in points if p.role == "arm" and p.error is None and p.name in reports]
     if not usable:
@@ -232,7 +248,7 @@ def compared_points(
         for p in points
         if p.error is None and p.metric_mean is not None and p.context_chars is not None
     }
-    front = set(pareto_front(figures))
+    front = set(pareto_front(figures, axes))
     out = []
     for point in points:
         comparisons = found.get(point.name, [])
