@@ -259,8 +259,20 @@ def test_arms_share_chunks_and_indexes(tmp_path: Path, inputs: tuple[Path, Path]
     path = _sweep_file(tmp_path, body)
     # The baseline is cut and indexed once for both arms; alone, each arm does it again.
     summary = run_sweep(load_sweep(path), tmp_path / "out")
-    assert summary.shared == {"chunkings": 3, "bm25_indexes": 3, "embeddings": 0}
-    assert _alone_counts(path) == {"chunkings": 4, "bm25_indexes": 4, "embeddings": 0}
+    assert summary.shared == {
+        "chunkings": 3,
+        "bm25_indexes": 3,
+        "embeddings": 0,
+        "stages_run": 3,
+        "stages_reused": 1,  # the baseline of the second arm
+    }
+    assert _alone_counts(path) == {
+        "chunkings": 4,
+        "bm25_indexes": 4,
+        "embeddings": 0,
+        "stages_run": 4,
+        "stages_reused": 0,
+    }
 
 
 def test_an_index_is_shared_by_arms_with_the_same_chunks(
@@ -269,7 +281,15 @@ def test_an_index_is_shared_by_arms_with_the_same_chunks(
     # Arm "same" is the baseline's stage again; "deep" retrieves deeper from the same index.
     body = '[[sweep.arms]]\nname = "same"\n[[sweep.arms]]\nname = "deep"\nk = 200\n'
     summary = run_sweep(load_sweep(_sweep_file(tmp_path, body)), tmp_path / "out")
-    assert summary.shared == {"chunkings": 1, "bm25_indexes": 1, "embeddings": 0}
+    # "same" is the baseline again (reused); "deep" runs its baseline at depth 200 again,
+    # from the same chunks and index.
+    assert summary.shared == {
+        "chunkings": 1,
+        "bm25_indexes": 1,
+        "embeddings": 0,
+        "stages_run": 3,
+        "stages_reused": 1,
+    }
     assert summary.point("same").same_as_baseline
     assert summary.point("same").comparisons == []
 
@@ -297,6 +317,8 @@ def test_embeddings_are_computed_once_per_chunk_text(
     # Three arms embed the same chunks; each text is embedded once (the cache serves the rest).
     assert summary.shared["embeddings"] == chunks
     assert summary.shared["chunkings"] == 2  # the baseline's and the arms' one chunker
+    # The hybrids reuse the dense arm's dense stage and the baseline; each fusion runs.
+    assert summary.shared["stages_reused"] == 5  # rrf30: baseline, dense; rrf60: + sparse
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from groundkit.harness._config import EvalSettings, StageConfig
+from groundkit.harness._config import BASELINE_STAGE, EvalSettings, StageConfig
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness._evidence import StageChunks
 from groundkit.harness._protocol import ChunkSet
 from groundkit.harness._ranking import ChunkTable, RankedRun
-from groundkit.judgments import Corpus, StageCost, UnlocatedHit, chunk_corpus
+from groundkit.judgments import Corpus, StageCost, UnlocatedHit, canonical_json, chunk_corpus
 
 __all__ = ["PreparedRun", "ProgressCallback", "RunContext", "SharedWork", "StageOutcome"]
 
@@ -26,6 +26,9 @@ ProgressCallback = Callable[[str, int, int], None]
 
 IntArray = npt.NDArray[np.int64]
 
+# Kinds whose results follow from their settings alone (no user code, no outside service).
+_REUSABLE_KINDS = frozenset({"bm25", "dense", "hybrid"})
+
 
 @dataclass
 class SharedWork:
@@ -34,16 +37,26 @@ class SharedWork:
     A run keeps its chunk lists and indexes here; a sweep hands the same instance to every
     arm, so each distinct chunker cuts the corpus once and each BM25 index is built once per
     chunk set and settings (embeddings are shared through the on-disk embedding cache).
-    ``counts`` says how much work was actually done: ``chunkings``, ``bm25_indexes`` and
-    ``embeddings`` (chunk texts sent to a model).
+    A stage configured exactly as one already run (same settings, same upstream stages, same
+    judgments) is not run again: its outcome and report are reused under its own name (the
+    baseline, in every arm of a sweep). ``counts`` says how much work was actually done:
+    ``chunkings``, ``bm25_indexes``, ``embeddings`` (chunk texts sent to a model),
+    ``stages_run`` and ``stages_reused``.
     """
 
     corpus_fingerprint: str | None = None
     chunks: dict[str, tuple[ChunkSet, StageChunks]] = field(default_factory=dict)
     passages: dict[int, tuple[ChunkSet, StageChunks]] = field(default_factory=dict)
     indexes: dict[str, tuple[object, Any]] = field(default_factory=dict)
+    stages: dict[str, tuple[Any, Any, Any]] = field(default_factory=dict)
     counts: dict[str, int] = field(
-        default_factory=lambda: {"chunkings": 0, "bm25_indexes": 0, "embeddings": 0}
+        default_factory=lambda: {
+            "chunkings": 0,
+            "bm25_indexes": 0,
+            "embeddings": 0,
+            "stages_run": 0,
+            "stages_reused": 0,
+        }
     )
 
     def bind(self, fingerprint: str) -> None:
@@ -92,6 +105,7 @@ class RunContext:
     progress: ProgressCallback | None
     embedding_cache_dir: Path | None
     shared: SharedWork = field(default_factory=SharedWork)
+    judgments_key: str = ""
 
     @property
     def passage_tables(self) -> dict[int, tuple[ChunkSet, StageChunks]]:
@@ -120,6 +134,27 @@ class RunContext:
             self.shared.count("chunkings")
             self.report(f"{stage.name}: chunk", 1, 1)
         return cached
+
+    def stage_key(self, stage: StageConfig, earlier: Mapping[str, str | None]) -> str | None:
+        """What a stage's results depend on (``None``: the stage is not reusable).
+
+        Its settings (not its name), the run's scoring settings, the judgments, and the keys of
+        the stages it reads.
+        """
+        upstream = [earlier.get(name) for name in stage.retriever.upstream_stages()]
+        if stage.retriever.kind not in _REUSABLE_KINDS or any(u is None for u in upstream):
+            return None
+        settings = self.settings.model_dump(mode="json", exclude={"stages", "embedding_cache_dir"})
+        config = stage.model_dump(mode="json")
+        config.pop("name", None)
+        record = {
+            "stage": config,
+            "settings": settings,
+            "upstream": upstream,
+            "queries": self.judgments_key,
+            "baseline": stage.name == BASELINE_STAGE,
+        }
+        return canonical_json(record)
 
     def chunk_set(self, table: ChunkTable, texts: Sequence[str] | None = None) -> ChunkSet:
         """A public :class:`ChunkSet` view of a chunk table (texts cut from the corpus)."""

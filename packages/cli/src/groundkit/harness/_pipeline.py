@@ -7,6 +7,7 @@ pipeline knows no retriever kind.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import importlib.metadata
 import time
@@ -177,6 +178,7 @@ def _context(
         progress=progress,
         embedding_cache_dir=settings.embedding_cache_dir,
         shared=shared,
+        judgments_key=judgments_fingerprint([r.judgment for r in resolved]),
     )
 
 
@@ -235,7 +237,17 @@ def _run_stages(
 ) -> list[StageReport]:
     outcomes: dict[str, StageOutcome] = {}
     reports: list[StageReport] = []
+    keys: dict[str, str | None] = {}
     for stage in ctx.settings.stages:
+        keys[stage.name] = key = ctx.stage_key(stage, keys)
+        reused = None if key is None else ctx.shared.stages.get(key)
+        if reused is not None:
+            outcome, report, values = reused
+            outcomes[stage.name] = dataclasses.replace(outcome, config=stage)
+            scorer.values[stage.name] = values
+            reports.append(report.model_copy(update={"name": stage.name}))
+            ctx.shared.count("stages_reused")
+            continue
         outcome = StageOutcome(config=stage, doc_ids=ctx.doc_ids)
         outcomes[stage.name] = outcome
         try:
@@ -248,6 +260,9 @@ def _run_stages(
             if failures is not None:
                 failures.append(failure)
         reports.append(scorer.report(outcome))
+        ctx.shared.count("stages_run")
+        if key is not None and outcome.error is None and stage.name in scorer.values:
+            ctx.shared.stages[key] = (outcome, reports[-1], scorer.values[stage.name])
     return reports
 
 
