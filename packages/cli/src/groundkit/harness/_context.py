@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from groundkit.harness._config import BASELINE_STAGE, EvalSettings, StageConfig
+from groundkit.harness._config import EvalSettings, StageConfig
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness._evidence import StageChunks
 from groundkit.harness._protocol import ChunkSet
@@ -152,7 +152,6 @@ class RunContext:
             "settings": settings,
             "upstream": upstream,
             "queries": self.judgments_key,
-            "baseline": stage.name == BASELINE_STAGE,
         }
         return canonical_json(record)
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from groundkit.harness._config import EvalSettings, RunConfig, StageConfig
+from groundkit.harness._config import BASELINE_STAGE, EvalSettings, RunConfig, StageConfig
 from groundkit.harness._context import ProgressCallback, RunContext, SharedWork, StageOutcome
 from groundkit.harness._duplicates import DuplicateFinder
 from groundkit.harness._errors import HarnessError, StageFailed
@@ -245,7 +245,8 @@ def _run_stages(
             outcome, report, values = reused
             outcomes[stage.name] = dataclasses.replace(outcome, config=stage)
             scorer.values[stage.name] = values
-            reports.append(report.model_copy(update={"name": stage.name}))
+            renamed = {"name": stage.name, "baseline": stage.name == BASELINE_STAGE}
+            reports.append(report.model_copy(update=renamed))
             ctx.shared.count("stages_reused")
             continue
         outcome = StageOutcome(config=stage, doc_ids=ctx.doc_ids)
