@@ -7,8 +7,8 @@ bm25 / hybrid (BM25 and the packaged MiniLM dense model fused by reciprocal rank
 packaged demo corpus and judgments (172 queries), CPU only. ``run_sweep`` runs it into a fresh
 folder with a fresh embedding cache; then each arm runs alone, as ``grk eval run`` would run
 it: the inputs loaded again, its own (empty) embedding cache, nothing shared, its report and
-items written. The model is loaded once by the sweep and stays loaded for the arms alone, so
-the reference is, if anything, favoured.
+items written. The sweep runs first, cold (first imports, the model loaded once), and the
+model stays loaded for the arms alone, so the reference is, if anything, favoured.
 
 Both wall-clock seconds and this process's CPU seconds (every thread, ``time.process_time``)
 are measured: the machine is shared, and other processes' load moves wall-clock time by more
