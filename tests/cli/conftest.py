@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from tests.cli._chromium import Browser, chromium
 
 from groundkit.cli import cli as cli_main
 from groundkit.judgments import load_report
@@ -220,3 +221,16 @@ class AdapterBench:
 def adapter_bench(demo_workspace: Path) -> AdapterBench:
     """Helpers of the adapter tests in a workspace holding the demo handbook."""
     return AdapterBench(demo_workspace)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """Headless Chromium for the page tests (skipped when it is not installed)."""
+    binary = chromium()
+    if binary is None:
+        pytest.skip("headless Chromium is not installed (apt-get install chromium)")
+    driver = Browser(binary, tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        yield driver
+    finally:
+        driver.close()

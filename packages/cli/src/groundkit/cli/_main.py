@@ -217,6 +217,7 @@ _COMMANDS: Mapping[click.Group, Mapping[str, str]] = {
         "pool": "_eval_pool_cmd:pool_command",
         "sample": "_eval_sample_cmd:sample_command",
         "sheet": "_eval_sample_cmd:sheet_command",
+        "sweep": "_eval_sweep_cmd:sweep_command",
     },
     evalset_group: {
         "assess": "_evalset_cmd:assess_command",

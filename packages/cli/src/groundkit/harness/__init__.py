@@ -1,7 +1,8 @@
 """The evaluation harness: chunk, index, retrieve, score and compare retrieval stages.
 
 ``run_evaluation(load_run_config("groundkit.toml"))`` runs every stage of a config file and
-returns an :class:`~groundkit.judgments.EvalReport`; :func:`evaluate` does the same from
+returns an :class:`~groundkit.judgments.EvalReport`; :func:`run_sweep` runs every arm of a
+sweep file (``run_sweep(load_sweep("sweep.toml"), "out")``); :func:`evaluate` does the same from
 in-memory data (``evaluate(corpus, judgments, stages={"mine": my_search})``). Every stage kind
 is a registered :class:`RetrieverKind` implementing the :class:`Retriever` protocol; other
 distributions add kinds through the ``groundkit.retrievers`` entry-point group. See the package
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
         read_config_file,
         run_config_from_dict,
     )
-    from groundkit.harness._context import ProgressCallback
+    from groundkit.harness._context import ProgressCallback, SharedWork
     from groundkit.harness._dense import DENSE_INSTALL_HINT, LOAD_MODEL_PHASE, dense_available
     from groundkit.harness._errors import HarnessError, StageFailed
     from groundkit.harness._items import ItemsFile, ItemsStage, items_text, load_items, write_items
@@ -87,11 +88,41 @@ if TYPE_CHECKING:
         report_ablation_family,
         report_family,
     )
+    from groundkit.harness._sweep import SweepEvent, SweepProgress, arm_paths, run_sweep
+    from groundkit.harness._sweep_config import (
+        SweepArm,
+        SweepPlan,
+        SweepSettings,
+        expand_sweep,
+        load_sweep,
+    )
+    from groundkit.harness._sweep_summary import (
+        SWEEP_SCHEMA_VERSION,
+        SweepPoint,
+        SweepSummary,
+        load_sweep_summary,
+        pareto_front,
+    )
     from groundkit.harness._verify import comparison_problem
 
 # Each name is imported from its module when first used (PEP 562), so a light command that
 # needs one of them (``grk eval compare`` on items files) does not load the whole harness.
 _EXPORTS: dict[str, str] = {
+    "SharedWork": "groundkit.harness._context",
+    "SweepEvent": "groundkit.harness._sweep",
+    "SweepProgress": "groundkit.harness._sweep",
+    "arm_paths": "groundkit.harness._sweep",
+    "run_sweep": "groundkit.harness._sweep",
+    "SweepArm": "groundkit.harness._sweep_config",
+    "SweepPlan": "groundkit.harness._sweep_config",
+    "SweepSettings": "groundkit.harness._sweep_config",
+    "expand_sweep": "groundkit.harness._sweep_config",
+    "load_sweep": "groundkit.harness._sweep_config",
+    "SWEEP_SCHEMA_VERSION": "groundkit.harness._sweep_summary",
+    "SweepPoint": "groundkit.harness._sweep_summary",
+    "SweepSummary": "groundkit.harness._sweep_summary",
+    "load_sweep_summary": "groundkit.harness._sweep_summary",
+    "pareto_front": "groundkit.harness._sweep_summary",
     "LOAD_MODEL_PHASE": "groundkit.harness._dense",
     "AblationPart": "groundkit.harness._registry",
     "report_ablation_family": "groundkit.harness._stats",
@@ -171,6 +202,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "LOAD_MODEL_PHASE",
     "MAX_RESAMPLES",
+    "SWEEP_SCHEMA_VERSION",
     "AblationPart",
     "Bm25Retriever",
     "CallableRetriever",
@@ -204,11 +236,20 @@ __all__ = [
     "RetrieverSettings",
     "RunConfig",
     "ScoreDifference",
+    "SharedWork",
     "StageConfig",
     "StageContext",
     "StageFailed",
     "StagesArgument",
+    "SweepArm",
+    "SweepEvent",
+    "SweepPlan",
+    "SweepPoint",
+    "SweepProgress",
+    "SweepSettings",
+    "SweepSummary",
     "UpstreamStage",
+    "arm_paths",
     "canonical_json",
     "check_stage_name",
     "comparison_problem",
@@ -217,11 +258,15 @@ __all__ = [
     "dense_available",
     "detection_limits",
     "evaluate",
+    "expand_sweep",
     "family_settings",
     "items_text",
     "load_items",
     "load_run_config",
+    "load_sweep",
+    "load_sweep_summary",
     "package_versions",
+    "pareto_front",
     "read_config_file",
     "recorded_run_config",
     "register_retriever",
@@ -232,6 +277,7 @@ __all__ = [
     "retriever_kinds",
     "run_config_from_dict",
     "run_evaluation",
+    "run_sweep",
     "stage_config_hash",
     "trec_measure_for",
     "write_items",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,13 +11,13 @@ import numpy as np
 import numpy.typing as npt
 
 from groundkit.harness._config import EvalSettings, StageConfig
-from groundkit.harness._errors import StageFailed
+from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness._evidence import StageChunks
 from groundkit.harness._protocol import ChunkSet
 from groundkit.harness._ranking import ChunkTable, RankedRun
-from groundkit.judgments import Corpus, StageCost, UnlocatedHit, chunk_corpus
+from groundkit.judgments import Corpus, StageCost, UnlocatedHit, canonical_json, chunk_corpus
 
-__all__ = ["PreparedRun", "ProgressCallback", "RunContext", "StageOutcome"]
+__all__ = ["PreparedRun", "ProgressCallback", "RunContext", "SharedWork", "StageOutcome"]
 
 ProgressCallback = Callable[[str, int, int], None]
 """``progress(phase, done, total)``: phases are ``load``, ``resolve``, then per stage
@@ -26,6 +26,68 @@ model), ``<stage>: embed``, ``<stage>: retrieve``,
 ``<stage>: score``, and finally ``compare``. ``total`` may be 0 when there is nothing to do."""
 
 IntArray = npt.NDArray[np.int64]
+
+# Kinds whose results follow from their settings alone (no user code, no outside service).
+_REUSABLE_KINDS = frozenset({"bm25", "dense", "hybrid"})
+
+
+@dataclass
+class SharedWork:
+    """Work that later runs on the same corpus reuse (the arms of a sweep).
+
+    A run keeps its chunk lists and indexes here; a sweep hands the same instance to every
+    arm, so each distinct chunker cuts the corpus once and each BM25 index is built once per
+    chunk set and settings (embeddings are shared through the on-disk embedding cache).
+    A stage configured exactly as one already run (same settings, same upstream stages, same
+    judgments) is not run again: its outcome and report are reused under its own name (the
+    baseline, in every arm of a sweep). ``counts`` says how much work was actually done:
+    ``chunkings``, ``bm25_indexes``, ``embeddings`` (chunk texts sent to a model),
+    ``stages_run`` and ``stages_reused``.
+    """
+
+    corpus_fingerprint: str | None = None
+    chunks: dict[str, tuple[ChunkSet, StageChunks]] = field(default_factory=dict)
+    passages: dict[int, tuple[ChunkSet, StageChunks]] = field(default_factory=dict)
+    indexes: dict[str, tuple[object, Any]] = field(default_factory=dict)
+    stages: dict[str, tuple[Any, Any, Any]] = field(default_factory=dict)
+    counts: dict[str, int] = field(
+        default_factory=lambda: {
+            "chunkings": 0,
+            "bm25_indexes": 0,
+            "embeddings": 0,
+            "stages_run": 0,
+            "stages_reused": 0,
+        }
+    )
+
+    def bind(self, fingerprint: str) -> None:
+        """Tie the work to one corpus (a second corpus is refused: its chunks would differ).
+
+        Raises:
+            HarnessError: The work was done on another corpus.
+        """
+        if self.corpus_fingerprint is None:
+            self.corpus_fingerprint = fingerprint
+        elif self.corpus_fingerprint != fingerprint:
+            raise HarnessError("shared work belongs to another corpus; start a new SharedWork")
+
+    def count(self, what: str, amount: int = 1) -> None:
+        """Add ``amount`` to the count of ``what``."""
+        self.counts[what] = self.counts.get(what, 0) + amount
+
+    def index(self, key: str, source: object, build: Callable[[], Any]) -> tuple[Any, bool]:
+        """The index stored under ``key`` for ``source``, built by ``build()`` the first time.
+
+        ``source`` (the chunk set indexed) is kept with the index and must be the same object:
+        the key names settings, the object pins the chunks. Returns the index and whether it
+        was built now.
+        """
+        found = self.indexes.get(key)
+        if found is not None and found[0] is source:
+            return found[1], False
+        built = build()
+        self.indexes[key] = (source, built)
+        return built, True
 
 
 @dataclass
@@ -43,8 +105,13 @@ class RunContext:
     known_queries: dict[str, bool]
     progress: ProgressCallback | None
     embedding_cache_dir: Path | None
-    chunk_cache: dict[str, tuple[ChunkSet, StageChunks]] = field(default_factory=dict)
-    passage_tables: dict[int, tuple[ChunkSet, StageChunks]] = field(default_factory=dict)
+    shared: SharedWork = field(default_factory=SharedWork)
+    judgments_key: str = ""
+
+    @property
+    def passage_tables(self) -> dict[int, tuple[ChunkSet, StageChunks]]:
+        """Chunk set (by ``id``) to its chunk table: how a stage's passages are recognised."""
+        return self.shared.passages
 
     def report(self, phase: str, done: int, total: int) -> None:
         """Forward progress to the callback, if any."""
@@ -52,10 +119,10 @@ class RunContext:
             self.progress(phase, done, total)
 
     def chunks_for(self, stage: StageConfig) -> tuple[ChunkSet, StageChunks]:
-        """The stage's chunks, cut once per distinct chunker of the run."""
+        """The stage's chunks, cut once per distinct chunker of the run (and shared work)."""
         assert stage.chunker is not None
         key = stage.chunker.model_dump_json()
-        cached = self.chunk_cache.get(key)
+        cached = self.shared.chunks.get(key)
         if cached is None:
             self.report(f"{stage.name}: chunk", 0, 1)
             chunks = chunk_corpus(self.corpus, stage.chunker)
@@ -63,10 +130,31 @@ class RunContext:
             texts = [self.corpus[c.doc][c.start : c.end] for c in chunks]
             chunk_set = self.chunk_set(table, texts)
             cached = (chunk_set, StageChunks.build(table, len(self.doc_ids)))
-            self.chunk_cache[key] = cached
-            self.passage_tables[id(chunk_set)] = cached
+            self.shared.chunks[key] = cached
+            self.shared.passages[id(chunk_set)] = cached
+            self.shared.count("chunkings")
             self.report(f"{stage.name}: chunk", 1, 1)
         return cached
+
+    def stage_key(self, stage: StageConfig, earlier: Mapping[str, str | None]) -> str | None:
+        """What a stage's results depend on (``None``: the stage is not reusable).
+
+        Its settings (not its name), the run's scoring settings, the judgments, and the keys of
+        the stages it reads.
+        """
+        upstream = [earlier.get(name) for name in stage.retriever.upstream_stages()]
+        if stage.retriever.kind not in _REUSABLE_KINDS or any(u is None for u in upstream):
+            return None
+        settings = self.settings.model_dump(mode="json", exclude={"stages", "embedding_cache_dir"})
+        config = stage.model_dump(mode="json")
+        config.pop("name", None)
+        record = {
+            "stage": config,
+            "settings": settings,
+            "upstream": upstream,
+            "queries": self.judgments_key,
+        }
+        return canonical_json(record)
 
     def chunk_set(self, table: ChunkTable, texts: Sequence[str] | None = None) -> ChunkSet:
         """A public :class:`ChunkSet` view of a chunk table (texts cut from the corpus)."""

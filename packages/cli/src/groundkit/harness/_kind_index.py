@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from groundkit.harness._protocol import ChunkHits, ChunkSet, Query, StageContext
 from groundkit.harness._retrievers import Bm25Retriever, DenseRetriever
 
+if TYPE_CHECKING:
+    from groundkit.harness._bm25 import Bm25Index
+
 __all__ = ["Bm25Stage", "DenseStage"]
+
+
+def _bm25_index() -> type[Bm25Index]:
+    # Imported when a stage is built: validating a config never loads bm25s.
+    from groundkit.harness._bm25 import Bm25Index
+
+    return Bm25Index
 
 
 class Bm25Stage:
@@ -19,21 +30,27 @@ class Bm25Stage:
     """
 
     def __init__(self, settings: Bm25Retriever, context: StageContext) -> None:
-        from groundkit.harness._bm25 import Bm25Index
-
-        self._index_type = Bm25Index
+        self._index_type = _bm25_index()
         self.settings = settings
         self.context = context
         self._index: Bm25Index | None = None
         self._queries: list[str] = []
 
     def index(self, chunks: ChunkSet) -> None:
-        """Analyse and index the chunk texts."""
-        self._index = self._index_type(
-            chunks.texts,
-            self.settings,
-            progress=lambda _p, d, t: self.context.progress("index", d, t),
-        )
+        """Analyse and index the chunk texts (once per chunk set and settings of the work)."""
+        shared = self.context.run.shared
+
+        def build() -> Bm25Index:
+            return self._index_type(
+                chunks.texts,
+                self.settings,
+                progress=lambda _p, d, t: self.context.progress("index", d, t),
+            )
+
+        key = f"bm25:{id(chunks)}:{self.settings.model_dump_json()}"
+        self._index, built = shared.index(key, chunks, build)
+        if built:
+            shared.count("bm25_indexes")
 
     def search(self, queries: Sequence[Query], depth: int) -> list[ChunkHits]:
         """The ``depth`` best chunks of each query (only chunks sharing a term)."""
@@ -95,6 +112,7 @@ class DenseStage:
             executor=self.context.run.settings.executor,
             ray_address=self.context.run.settings.ray_address,
         )
+        self.context.run.shared.count("embeddings", self._index.embedded)
 
     def run_info(self) -> dict[str, str]:
         """What the run chose for the stage: the torch device and the executor."""

@@ -7,6 +7,7 @@ pipeline knows no retriever kind.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import importlib.metadata
 import time
@@ -18,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from groundkit.harness._ablation import AblationScores, run_ablation
-from groundkit.harness._config import EvalSettings, RunConfig, StageConfig
-from groundkit.harness._context import ProgressCallback, RunContext, StageOutcome
+from groundkit.harness._config import BASELINE_STAGE, EvalSettings, RunConfig, StageConfig
+from groundkit.harness._context import ProgressCallback, RunContext, SharedWork, StageOutcome
 from groundkit.harness._duplicates import DuplicateFinder
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness._evidence import QuoteGold
@@ -157,7 +158,12 @@ def _context(
     resolved: Sequence[ResolvedJudgment],
     settings: EvalSettings,
     progress: ProgressCallback | None,
+    shared: SharedWork | None,
 ) -> RunContext:
+    if shared is None:
+        shared = SharedWork()
+    else:
+        shared.bind(loaded.fingerprint())
     answerable = [r for r in resolved if r.judgment.answerable]
     doc_ids = tuple(loaded)
     texts = [loaded[d] for d in doc_ids]
@@ -173,6 +179,8 @@ def _context(
         known_queries={r.judgment.query_id: r.judgment.answerable for r in resolved},
         progress=progress,
         embedding_cache_dir=settings.embedding_cache_dir,
+        shared=shared,
+        judgments_key=judgments_fingerprint([r.judgment for r in resolved]),
     )
 
 
@@ -231,7 +239,18 @@ def _run_stages(
     failures: list[StageFailed] | None,
 ) -> list[StageReport]:
     reports: list[StageReport] = []
+    keys: dict[str, str | None] = {}
     for stage in ctx.settings.stages:
+        keys[stage.name] = key = ctx.stage_key(stage, keys)
+        reused = None if key is None else ctx.shared.stages.get(key)
+        if reused is not None:
+            outcome, report, values = reused
+            outcomes[stage.name] = dataclasses.replace(outcome, config=stage)
+            scorer.values[stage.name] = values
+            renamed = {"name": stage.name, "baseline": stage.name == BASELINE_STAGE}
+            reports.append(report.model_copy(update=renamed))
+            ctx.shared.count("stages_reused")
+            continue
         outcome = StageOutcome(config=stage, doc_ids=ctx.doc_ids)
         outcomes[stage.name] = outcome
         try:
@@ -244,6 +263,9 @@ def _run_stages(
             if failures is not None:
                 failures.append(failure)
         reports.append(scorer.report(outcome))
+        ctx.shared.count("stages_run")
+        if key is not None and outcome.error is None and stage.name in scorer.values:
+            ctx.shared.stages[key] = (outcome, reports[-1], scorer.values[stage.name])
     return reports
 
 
@@ -311,6 +333,7 @@ def evaluate(
     config_record: Mapping[str, Any] | None = None,
     stop_on_failure: bool = False,
     failures: list[StageFailed] | None = None,
+    shared: SharedWork | None = None,
 ) -> EvalReport:
     """Evaluate every stage on a corpus and judgments already in memory.
 
@@ -333,6 +356,8 @@ def evaluate(
         stop_on_failure: Raise the first :class:`StageFailed` instead of recording it.
         failures: A list to which each recorded :class:`StageFailed` is appended (its cause is
             the user's exception, for a traceback).
+        shared: Chunks and indexes kept for later runs on the same corpus (a sweep's arms);
+            default: this run's own.
 
     Returns:
         The report (check it with :func:`groundkit.judgments.check_report`).
@@ -348,7 +373,7 @@ def evaluate(
     judgment_list = list(judgments)
     resolved = _resolved(judgment_list, loaded, progress, timings)
     answerable = [r for r in resolved if r.judgment.answerable]
-    ctx = _context(loaded, resolved, settings, progress)
+    ctx = _context(loaded, resolved, settings, progress, shared)
     if not answerable:
         raise HarnessError("the judgments have no answerable query: nothing to rank")
     scorer = _Scorer(ctx, answerable)
@@ -473,10 +498,12 @@ def evaluate_loaded(
     command: Sequence[str] | None = None,
     stop_on_failure: bool = False,
     failures: list[StageFailed] | None = None,
+    shared: SharedWork | None = None,
 ) -> EvalReport:
     """:func:`run_evaluation` on inputs already loaded by :func:`load_run_inputs`.
 
-    ``loading`` is the seconds the loading took (the report's ``load`` timing).
+    ``loading`` is the seconds the loading took (the report's ``load`` timing); ``shared`` as
+    for :func:`evaluate`.
     """
     report = evaluate(
         corpus,
@@ -487,6 +514,7 @@ def evaluate_loaded(
         config_record=config.model_dump(mode="json"),
         stop_on_failure=stop_on_failure,
         failures=failures,
+        shared=shared,
     )
     run = report.run.model_copy(update={"judgments_source": str(config.judgments)})
     timings = {"load": round(loading, 6), **report.timings}

@@ -43,6 +43,7 @@ __all__ = [
     "ablation_family",
     "aggregate",
     "compare_stages",
+    "compare_with_baseline",
     "family_settings",
     "holm_by_member",
     "report_ablation_family",
@@ -179,6 +180,27 @@ def _family(
     return compare_family(members, family_settings(bootstrap))
 
 
+def compare_with_baseline(
+    columns: Mapping[str, Mapping[str, Mapping[str, float]]],
+    candidates: Sequence[str],
+    headline: Sequence[str],
+    bootstrap: BootstrapSettings,
+) -> dict[str, list[StageComparison]]:
+    """Each candidate against the baseline on each headline metric, as one family.
+
+    ``columns[name][metric]`` maps query id to score; ``columns[BASELINE_STAGE]`` is the
+    baseline. The rule of a report's stage comparisons, also applied to a sweep's arms.
+
+    Returns:
+        Each candidate's comparisons, in headline order.
+    """
+    results = _family(columns, candidates, headline, bootstrap)
+    found: dict[str, list[StageComparison]] = {name: [] for name in candidates}
+    for result, holm in zip(results, holm_by_member(results), strict=True):
+        found[result.label or ""].append(stage_comparison(result, holm))
+    return found
+
+
 def compare_stages(
     stages: Sequence[StageReport],
     values: dict[str, npt.NDArray[np.float64]],
@@ -202,10 +224,9 @@ def compare_stages(
         }
         for name in [BASELINE_STAGE, *candidates]
     }
-    results = _family(columns, candidates, settings.headline_metrics, settings.bootstrap)
-    found: dict[str, list[StageComparison]] = {name: [] for name in candidates}
-    for result, holm in zip(results, holm_by_member(results), strict=True):
-        found[result.label or ""].append(stage_comparison(result, holm))
+    found = compare_with_baseline(
+        columns, candidates, settings.headline_metrics, settings.bootstrap
+    )
     return [
         s.model_copy(update={"comparisons": found[s.name]}) if s.name in found else s
         for s in stages
