@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from tests.cli.test_cli_html_report import Browser, _chromium, check_numbers_match
+from tests.cli._chromium import Browser
+from tests.cli.test_cli_html_report import check_numbers_match
 
 from groundkit.cli import _eval_run as eval_run
 from groundkit.cli import cli
@@ -104,17 +105,8 @@ def test_the_html_section_shows_the_reports_numbers(fused_run: Path) -> None:
 
 
 @pytest.mark.browser
-def test_the_html_section_renders_in_chromium(
-    fused_run: Path, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    binary = _chromium()
-    if binary is None:
-        pytest.skip("headless Chromium is not installed (apt-get install chromium)")
-    browser = Browser(binary, tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        loaded = browser.load(fused_run / "r.html")
-    finally:
-        browser.close()
+def test_the_html_section_renders_in_chromium(fused_run: Path, browser: Browser) -> None:
+    loaded = browser.load(fused_run / "r.html")
     assert loaded.errors == []
     assert loaded.facts["scroll_width"] <= browser.width  # the wide table scrolls in its box
     assert 'id="ablation"' in loaded.dom
