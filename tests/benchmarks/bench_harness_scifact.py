@@ -174,8 +174,10 @@ def main(argv: list[str] | None = None) -> int:
         adapted, out = Path(tmp) / "adapted", Path(tmp) / "out"
         out.mkdir()
         adapt_beir_dataset(args.scifact, adapted, split="test")
+        startup: list[Measured] = []
         for _ in range(max(1, args.repeats)):
             runs.append(_run_pair(args.scifact, adapted, out))
+            startup.append(measure_child([*_grk(), "eval", "run", "--help"]))
         direct = json.loads((out / "direct.json").read_text(encoding="utf-8"))
         harness, phases = harness_means(out)
     best_direct = min(d.seconds for d, _ in runs)
@@ -196,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"peak resident memory: direct {peak_direct:.0f} MiB, grk eval run "
         f"{peak_harness:.0f} MiB, ratio {peak_ratio:.2f}"
+    )
+    print(
+        f"of which the start of grk (`grk eval run --help`, best): "
+        f"{min(m.seconds for m in startup):.2f} s, {min(m.peak_mib for m in startup):.0f} MiB"
     )
     print("harness phases (s, last run): " + ", ".join(f"{k} {v:.2f}" for k, v in phases.items()))
     ndcg_gap = abs(harness["ndcg@10"] - direct["ndcg@10"])

@@ -35,7 +35,7 @@ IntArray = npt.NDArray[np.int64]
 # bm25s.tokenize's default word pattern (scikit-learn's CountVectorizer).
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 # Texts analysed at a time: bounds the Python lists of one batch.
-_BATCH_TEXTS = 4096
+_BATCH_TEXTS = 512
 # An index with more stored scores than this is memory-mapped from a temporary folder.
 MMAP_MIN_ENTRIES = 1 << 24
 
