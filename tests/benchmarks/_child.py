@@ -13,12 +13,17 @@ __all__ = ["Measured", "measure_child"]
 
 @dataclass(frozen=True)
 class Measured:
-    """A child's wall time (s), its peak resident set (MiB, ``ru_maxrss``) and exit status."""
+    """A child's wall time (s), its peak resident set (MiB, ``ru_maxrss``) and exit status.
+
+    ``cpu_seconds`` (user + system) tells a slow machine from slow code: on a machine shared
+    with other work the wall time grows, the processor time hardly does.
+    """
 
     seconds: float
     peak_mib: float
     returncode: int
     stderr: str
+    cpu_seconds: float = 0.0
 
 
 def measure_child(command: Sequence[str], *, env: dict[str, str] | None = None) -> Measured:
@@ -37,4 +42,5 @@ def measure_child(command: Sequence[str], *, env: dict[str, str] | None = None) 
     process.returncode = os.waitstatus_to_exitcode(status)
     process.stderr.close()
     # Linux reports ru_maxrss in KiB.
-    return Measured(seconds, usage.ru_maxrss / 1024, process.returncode, stderr)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Measured(seconds, usage.ru_maxrss / 1024, process.returncode, stderr, cpu)

@@ -215,13 +215,14 @@ def run_size(folder: Path, documents: int, queries: int) -> SizeResult:
 def _rows(results: list[SizeResult]) -> Iterator[str]:
     phase_names = ["load", "resolve", "indexing", "retrieval", "scoring"]
     yield (
-        f"{'documents':>10}{'chars':>14}{'wall s':>9}{'peak MiB':>10}"
+        f"{'documents':>10}{'chars':>14}{'wall s':>9}{'cpu s':>9}{'peak MiB':>10}"
         + "".join(f"{name:>10}" for name in phase_names)
         + f"{'nDCG@10':>9}"
     )
     for r in results:
         yield (
             f"{r.documents:>10,}{r.characters:>14,}{r.measured.seconds:>9.1f}"
+            f"{r.measured.cpu_seconds:>9.1f}"
             f"{r.measured.peak_mib:>10.0f}"
             + "".join(f"{r.phases.get(name, float('nan')):>10.1f}" for name in phase_names)
             + f"{r.ndcg:>9.4f}"
@@ -230,7 +231,8 @@ def _rows(results: list[SizeResult]) -> Iterator[str]:
         factor = after.documents / before.documents
         yield (
             f"{before.documents:,} -> {after.documents:,} documents (x{factor:g}): wall time "
-            f"x{after.measured.seconds / before.measured.seconds:.1f}, peak memory "
+            f"x{after.measured.seconds / before.measured.seconds:.1f}, processor time "
+            f"x{after.measured.cpu_seconds / before.measured.cpu_seconds:.1f}, peak memory "
             f"x{after.measured.peak_mib / before.measured.peak_mib:.1f}"
         )
 

@@ -195,6 +195,12 @@ def main(argv: list[str] | None = None) -> int:
         f"grk eval run {best_harness:.2f} s (report + items + bootstrap included), "
         f"ratio {time_ratio:.2f}"
     )
+    cpu_direct = min(d.cpu_seconds for d, _ in runs)
+    cpu_harness = min(h.cpu_seconds for _, h in runs)
+    print(
+        f"processor time (best): direct {cpu_direct:.2f} s, grk eval run {cpu_harness:.2f} s, "
+        f"ratio {cpu_harness / cpu_direct:.2f} (not checked: shows the load of a shared machine)"
+    )
     print(
         f"peak resident memory: direct {peak_direct:.0f} MiB, grk eval run "
         f"{peak_harness:.0f} MiB, ratio {peak_ratio:.2f}"
