@@ -237,6 +237,27 @@ def _rows(results: list[SizeResult]) -> Iterator[str]:
         )
 
 
+def extrapolated(results: list[SizeResult], documents: int) -> str | None:
+    """A line extrapolating the last two sizes linearly to ``documents`` (None: not possible)."""
+    if len(results) < 2 or results[-1].documents >= documents:
+        return None
+    a, b = results[-2], results[-1]
+    if b.documents == a.documents:
+        return None
+
+    def line(at_a: float, at_b: float) -> float:
+        slope = (at_b - at_a) / (b.documents - a.documents)
+        return at_b + slope * (documents - b.documents)
+
+    wall = line(a.measured.seconds, b.measured.seconds)
+    cpu = line(a.measured.cpu_seconds, b.measured.cpu_seconds)
+    peak = line(a.measured.peak_mib, b.measured.peak_mib)
+    return (
+        f"extrapolated to {documents:,} documents (linear from {a.documents:,} and "
+        f"{b.documents:,}): wall {wall:,.0f} s, processor {cpu:,.0f} s, peak {peak:,.0f} MiB"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Generate and evaluate each size; print the table; 0 when every check passes."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -264,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"document-level BM25, {args.queries:,} queries, depth {DEPTH}, report + items written")
     for line in _rows(results):
         print(line)
+    guess = extrapolated(results, DEFAULT_SIZES[-1])
+    if guess is not None:
+        print(guess)
     ok = True
     for r in results:
         expected = min(args.queries, r.documents)
