@@ -103,7 +103,8 @@ class Generator:
         start = int(self.rng.integers(0, len(words) - size + 1))
         quote = " ".join(words[start : start + size])
         # The query: a few of the passage's words, the rarer ones more often (as a user asks).
-        terms = sorted(set(quote.replace(".", "").lower().split()), key=len, reverse=True)
+        # Longest first, ties by spelling: the same queries in every process (no set order).
+        terms = sorted(set(quote.replace(".", "").lower().split()), key=lambda w: (-len(w), w))
         query = " ".join(terms[: int(self.rng.integers(3, 7))])
         return {
             "query_id": f"q{number:05d}",
