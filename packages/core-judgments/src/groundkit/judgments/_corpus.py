@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import itertools
 import os
 import stat
 import unicodedata
@@ -30,7 +31,8 @@ def _check_text(text: object, *, doc: str, path: str | Path | None, line: int | 
             item_id=doc,
         )
     try:
-        text.encode("utf-8")
+        if not text.isascii():  # ASCII is valid UTF-8; no need to encode a copy to know it
+            text.encode("utf-8")
     except UnicodeEncodeError:
         # A lone surrogate ("\ud800" is legal JSON) cannot be written back or hashed as UTF-8.
         raise JudgmentError(
@@ -71,6 +73,22 @@ class Corpus(Mapping[str, str]):
     def __init__(self, texts: Mapping[str, str], *, source: str | None = None) -> None:
         """Wrap already validated texts; prefer the ``from_*`` constructors, which validate."""
         self._texts: dict[str, str] = {doc: texts[doc] for doc in sorted(texts)}
+        self._setup(source)
+
+    @classmethod
+    def _owning(cls, texts: dict[str, str], *, source: str | None) -> Corpus:
+        """A corpus that takes over a dict built by one of its constructors.
+
+        When the ids already come in order (a JSON Lines file written in id order), the dict
+        is kept as it is: a large corpus never has a second table, even for a moment.
+        """
+        corpus = cls.__new__(cls)
+        in_order = all(a < b for a, b in itertools.pairwise(texts))
+        corpus._texts = texts if in_order else {doc: texts[doc] for doc in sorted(texts)}
+        corpus._setup(source)
+        return corpus
+
+    def _setup(self, source: str | None) -> None:
         self._total = sum(len(text) for text in self._texts.values())
         self._fingerprint: str | None = None
         #: Data derived from the texts (normalised copies, search indexes), filled on demand by
@@ -138,7 +156,7 @@ class Corpus(Mapping[str, str]):
         for doc, text in texts.items():
             doc_id = _check_id(doc, path=None, line=None)
             checked[doc_id] = _check_text(text, doc=doc_id, path=None, line=None)
-        return cls(checked, source=source)
+        return cls._owning(checked, source=source)
 
     @classmethod
     def from_jsonl(cls, path: str | Path) -> Corpus:
@@ -190,7 +208,7 @@ class Corpus(Mapping[str, str]):
             texts[doc] = _check_text(data["text"], doc=doc, path=path, line=number)
         if not texts:
             raise JudgmentError("no documents in file", path=path)
-        return cls(texts, source=os.fspath(path))
+        return cls._owning(texts, source=os.fspath(path))
 
     @classmethod
     def from_directory(cls, path: str | Path) -> Corpus:
@@ -268,7 +286,7 @@ class Corpus(Mapping[str, str]):
                 texts[_check_id(doc, path=location, line=None)] = _read_document(location, doc)
         if not texts:
             raise JudgmentError("no documents in folder", path=root)
-        return cls(texts, source=os.fspath(root))
+        return cls._owning(texts, source=os.fspath(root))
 
     @classmethod
     def load(cls, path: str | Path) -> Corpus:

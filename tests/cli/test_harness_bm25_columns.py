@@ -1,0 +1,128 @@
+"""The BM25 stage's streamed analysis and memory-mapped index against bm25s's own path.
+
+The stage analyses the chunks in batches into one flat token array and lets bm25s build its
+index from it; a large index is memory-mapped. Both must give exactly what
+``bm25s.tokenize`` + ``BM25.index`` give: the same terms per text and bit-equal scores.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from groundkit.harness import _bm25
+from groundkit.harness._bm25 import Bm25Index, LexicalAnalyzer, TokenColumns
+from groundkit.harness._retrievers import Bm25Retriever
+
+TEXTS = [
+    "The quick brown fox jumps over the lazy dog.",
+    "",
+    "a I",  # only one-letter words: no token at all
+    "Running runners ran; the RUNNING of the runners!",
+    "Café naïve coöperation — déjà vu, ÉLAN.",
+    "the and of to in",  # stopwords only
+    "Foxes jumped; dogs were lazy and quick.",
+    "数据 检索 检索 系统 2024 x2 the_end",
+    "Brown dogs and brown foxes: brown, brown, brown.",
+]
+QUERIES = ["quick fox", "running", "brown dogs", "检索", "the", "zzz unknown", "café élan"]
+CONFIGS = [
+    Bm25Retriever(),
+    Bm25Retriever(stopwords=None, stemmer=None),
+    Bm25Retriever(stopwords=None),
+    Bm25Retriever(method="bm25+", k1=1.2, b=0.5),
+    Bm25Retriever(method="robertson"),
+]
+
+
+def _terms_by_text(ids: list[list[int]] | TokenColumns, vocab: dict[str, int]) -> list[list[str]]:
+    names = {v: k for k, v in vocab.items()}
+    return [[names[i] for i in doc] for doc in ids]
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.method}-{c.stopwords}-{c.stemmer}")
+def test_analysis_is_bm25s_tokenize(config: Bm25Retriever, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_bm25, "_BATCH_TEXTS", 2)  # several batches, words first met in each
+    analyzer = LexicalAnalyzer(config)
+    columns, vocab = analyzer.tokenize_ids(TEXTS)
+    reference = bm25s.tokenize(
+        TEXTS, stopwords=analyzer.stopwords, stemmer=analyzer.stemmer, show_progress=False
+    )
+    assert len(columns) == len(TEXTS)
+    assert _terms_by_text(columns, vocab) == _terms_by_text(reference.ids, reference.vocab)
+    assert set(vocab) == set(reference.vocab)
+    assert columns.flat.dtype == np.int32
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.method}-{c.stopwords}-{c.stemmer}")
+@pytest.mark.parametrize("mapped", [False, True], ids=["memory", "mmap"])
+def test_scores_are_bit_equal_to_bm25s(
+    config: Bm25Retriever, mapped: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    if mapped:
+        monkeypatch.setattr(_bm25, "MMAP_MIN_ENTRIES", 0)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    index = Bm25Index(TEXTS, config)
+    assert isinstance(index._model.scores["data"], np.memmap) is mapped
+    # The mapped files outlive their folder, which is gone at once (POSIX).
+    assert list(tmp_path.iterdir()) == []
+    analyzer = LexicalAnalyzer(config)
+    model = bm25s.BM25(k1=config.k1, b=config.b, method=config.method)
+    model.index(
+        bm25s.tokenize(
+            TEXTS, stopwords=analyzer.stopwords, stemmer=analyzer.stemmer, show_progress=False
+        ),
+        show_progress=False,
+    )
+    found = index.search(QUERIES, depth=len(TEXTS))
+    for query, terms, (ids, scores) in zip(QUERIES, analyzer.terms(QUERIES), found, strict=True):
+        known = model.get_tokens_ids(terms) if terms else []
+        if not known:
+            assert ids.size == 0, query
+            continue
+        expected = model.get_scores_from_ids(known)
+        ours = index._model.get_scores_from_ids(index._model.get_tokens_ids(terms))
+        assert np.array_equal(ours, expected), query
+        positive = np.flatnonzero(expected > 0)
+        assert sorted(ids.tolist()) == sorted(positive.tolist()), query
+        assert np.array_equal(scores, expected[ids].astype(np.float64)), query
+
+
+def test_shares_term_reads_the_flat_tokens() -> None:
+    index = Bm25Index(TEXTS, Bm25Retriever())
+    index.search(["brown fox"], depth=3)
+    assert index.shares_term("brown fox", 0)  # "fox"
+    assert not index.shares_term("brown fox", 1)  # empty text
+    assert not index.shares_term("brown fox", 5)  # stopwords only
+    assert index.shares_term("brown fox", 8)
+    assert index.shares_term("lazy", 6)  # a query not searched yet is analysed on demand
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 50), max_size=7), max_size=12), st.integers(1, 4))
+def test_token_columns_are_the_lists(lists: list[list[int]], batch: int) -> None:
+    sizes = np.array([len(x) for x in lists], dtype=np.int64)
+    offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    flat = np.array([v for x in lists for v in x], dtype=np.int32)
+    columns = TokenColumns(flat, offsets)
+    original = _bm25._BATCH_TEXTS
+    _bm25._BATCH_TEXTS = batch
+    try:
+        assert list(columns) == lists
+    finally:
+        _bm25._BATCH_TEXTS = original
+    assert len(columns) == len(lists)
+    assert [columns[i] for i in range(len(lists))] == lists
+    assert columns[:] == lists
+    if lists:
+        assert columns[-1] == lists[-1]
+        assert columns.terms_of(0).tolist() == lists[0]
+    with pytest.raises(IndexError):
+        columns[len(lists)]
