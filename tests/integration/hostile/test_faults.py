@@ -111,7 +111,7 @@ def _marker_generation(paths: list[Path], old: str, new: str) -> str:
 
 
 def _size(size: int) -> str:
-    return rf'(?:"size": |size=){size}(?!\d)'
+    return rf'(?:"size": ?|size=){size}(?!\d)'  # reports are compact JSON since 2.0
 
 
 def _eval_run(root: Path) -> Scenario:
