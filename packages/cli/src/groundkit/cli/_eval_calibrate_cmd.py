@@ -8,6 +8,7 @@ the calls that finished, which stay in the judge's cache so a rerun does not rep
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -54,14 +55,6 @@ _FILE = click.Path(dir_okay=False, path_type=Path)
 @describe_option("report")
 def calibrate_command(
     report_path: Path,
-    judge_spec: str,
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    timeout: float,
-    retries: int,
-    repeats: int,
-    concurrency: int,
     n_pos: int,
     n_neg: int,
     seed: int,
@@ -70,6 +63,7 @@ def calibrate_command(
     corpus_path: Path | None,
     cache_path: Path | None,
     force: bool,
+    **options: Any,
 ) -> None:
     """Judge a stratified sample of the report's hits; store the judge's calibration card.
 
@@ -83,9 +77,7 @@ def calibrate_command(
     the calls, tokens and seconds; `grk eval adjudicate` with the same judge then reports
     calibrated scores.
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
-    settings = JudgeSettings(
-        judge_spec, model, base_url, api_key_env, timeout, retries, repeats, concurrency
-    )
+    settings = JudgeSettings.pop(options)
     report = load_checked_report(report_path)
     if not any(r.hits for s in report.stages for r in s.queries):
         raise InputError(f"{report_path}: the report has no hits to judge")
@@ -127,7 +119,7 @@ def calibrate_command(
         judge=name,
         model=model_name,
         prompt_version=judge.prompt_version,
-        repeats=repeats,
+        repeats=settings.repeats,
         relevant_grade=RELEVANT_GRADE,
     )
     with output_set([out]) as outputs:
