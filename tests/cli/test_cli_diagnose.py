@@ -323,7 +323,7 @@ def test_compare_track_record_needs_items_and_a_known_fix(
 
 
 def test_html_diagnosis_keeps_not_measurable_fixes_apart_from_zero(runs: dict[str, Any]) -> None:
-    from groundkit.cli._html_queries import diagnosis_section
+    from groundkit.cli.html._queries import diagnosis_section
 
     report: EvalReport = runs["both"]
     ranked = {f.name: f for f in fixes(diagnose(report, "bm25", k=10))}

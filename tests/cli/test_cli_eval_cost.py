@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from tests.cli.test_cli_eval_run import make_corpus
 
 from groundkit.cli import cli
-from groundkit.cli._html_report import render_html_report
+from groundkit.cli.html._report import render_html_report
 from groundkit.harness import EvalSettings, Query, StageConfig, evaluate, load_items
 from groundkit.harness._cost import latency_quantiles, priced
 from groundkit.judgments import Corpus, StagePrice, load_judgments, load_report

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from groundkit.cli import cli
-from groundkit.cli._html_judged import judged_section
-from groundkit.cli._html_report import render_html_report
+from groundkit.cli.html._judged import judged_section
+from groundkit.cli.html._report import render_html_report
 from groundkit.evalset import PoolReport, build_pool, read_sheet
 from groundkit.judgments import Corpus, load_report
 from groundkit.stats import stratified_wilson_interval

@@ -26,7 +26,7 @@ from tests.cli._chromium import Browser
 
 import groundkit.harness as harness
 from groundkit.cli import cli
-from groundkit.cli._html_sweep import render_sweep_html
+from groundkit.cli.html._sweep import render_sweep_html
 from groundkit.harness import (
     SWEEP_SCHEMA_VERSION,
     ConfigError,

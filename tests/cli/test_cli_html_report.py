@@ -22,8 +22,8 @@ from click.testing import CliRunner
 from tests.cli._chromium import Browser
 
 from groundkit.cli import cli
-from groundkit.cli._html_data import recall_curves
-from groundkit.cli._html_report import render_html_report, write_html_report
+from groundkit.cli.html._data import recall_curves
+from groundkit.cli.html._report import render_html_report, write_html_report
 from groundkit.harness import detection_limits
 from groundkit.judgments import (
     BootstrapSettings,
@@ -722,6 +722,6 @@ def test_small_and_degenerate_reports_still_render(built: Built) -> None:
     [(-0.075, "-0.075"), (0.1, "+0.1"), (0.0, "0"), (-0.25, "-0.25"), (0.12345, "+0.1235")],
 )
 def test_forest_ticks_never_round_away_a_tick_value(value: float, label: str) -> None:
-    from groundkit.cli._html_plots import signed_tick
+    from groundkit.cli.html._plots import signed_tick
 
     assert signed_tick(value) == label

@@ -49,7 +49,7 @@ NOT_FOR_ITEMS = (
     "groundkit.harness._pipeline",
     "groundkit.harness._config",
     "groundkit.diagnosis._diagnose",
-    "groundkit.cli._html_report",
+    "groundkit.cli.html._report",
     "groundkit.cli._compare_report",
     "groundkit.cli._eval_run",
 )

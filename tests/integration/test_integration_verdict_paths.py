@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from groundkit.cli import cli
-from groundkit.cli._html_report import render_html_report
+from groundkit.cli.html._report import render_html_report
 from groundkit.harness import EvalSettings, evaluate, load_items, report_family, write_items
 from groundkit.judgments import EvalReport, GoldQuote, Judgment, dump_report
 from groundkit.stats import compare_items

@@ -134,7 +134,7 @@ def execute(
     items_path: Path | None,
     command: Sequence[str],
     progress: bool | None = None,
-    html_path: Path | None = None,  # --- html report (grk eval run --html) ---
+    html_path: Path | None = None,
     inputs: Sequence[tuple[str, Path | None]] = (),
     force: bool = False,
 ) -> EvalReport:
@@ -183,7 +183,7 @@ def execute(
         report_path=str(report_path),
         items_path=None if items_path is None else str(items_path),
     )
-    if html_path is not None:  # --- html report (grk eval run --html) ---
+    if html_path is not None:
         console.print(f"[bold]html:[/bold]   {html_path}", highlight=False, markup=True)
     problems = stage_problems(report)
     if problems:
@@ -237,9 +237,9 @@ def write_run_outputs(
     report_text = checked_report_json(report)
     items = None if items_path is None else items_text(report)
     html = None
-    if html_path is not None:  # --- html report (grk eval run --html) ---
+    if html_path is not None:
         # Imported here: matplotlib loads only when a page is asked for.
-        from groundkit.cli._html_report import render_html_report
+        from groundkit.cli.html import render as render_html_report
 
         html = render_html_report(report)
     with output_set([report_path, items_path, html_path]) as outputs:

@@ -200,7 +200,7 @@ _IN_PATH = click.Path(path_type=Path)
     help="Where to write per-query scores [default: REPORT with .items.jsonl].",
 )
 @click.option("--no-items", is_flag=True, help="Do not write the items file.")
-@click.option(  # --- html report (grk eval run --html) ---
+@click.option(
     "--html",
     "html_path",
     type=_OUT_FILE,
@@ -239,7 +239,7 @@ def run_command(
     report_path: Path,
     items_path: Path | None,
     no_items: bool,
-    html_path: Path | None,  # --- html report ---
+    html_path: Path | None,
     progress: bool | None,
     force: bool,
 ) -> None:
@@ -290,7 +290,7 @@ def run_command(
         items_path=None if no_items else (items_path or default_items_path(report_path)),
         command=command_record(ctx),
         progress=progress,
-        html_path=html_path,  # --- html report ---
+        html_path=html_path,
         inputs=[("--config", config_file)],
         force=force,
     )

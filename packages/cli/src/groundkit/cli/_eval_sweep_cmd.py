@@ -172,7 +172,7 @@ def sweep_command(config_path: Path, out_dir: Path, html: bool, progress: bool |
     render = None
     if html:
         # Imported here: matplotlib loads only when a page is asked for.
-        from groundkit.cli._html_sweep import render_sweep_html
+        from groundkit.cli.html import render_sweep as render_sweep_html
 
         render = render_sweep_html
     with SweepDisplay(enabled=progress) as display:

@@ -10,8 +10,8 @@ import click
 from groundkit.cli._compare_report import load_checked_report
 from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import InputError
-from groundkit.cli._html_report import render_html_report
 from groundkit.cli._outputs import force_option, guard, output_set
+from groundkit.cli.html import render as render_html_report
 
 __all__ = ["report_command"]
 

@@ -16,7 +16,7 @@ import html
 import math
 from collections.abc import Iterable
 
-from groundkit.cli._html_plots import VERDICT_STYLES, StageStyle
+from groundkit.cli.html._plots import VERDICT_STYLES, StageStyle
 
 __all__ = [
     "CSP",

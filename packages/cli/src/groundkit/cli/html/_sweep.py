@@ -10,8 +10,8 @@ from __future__ import annotations
 import matplotlib as mpl
 
 from groundkit.cli.__about__ import __version__
-from groundkit.cli._html_plots import _RC, VERDICT_STYLES, _figure, _inline_svg
-from groundkit.cli._html_template import esc, fmt_count, number_cell, page, verdict_badge
+from groundkit.cli.html._plots import _RC, VERDICT_STYLES, _figure, _inline_svg
+from groundkit.cli.html._template import esc, fmt_count, number_cell, page, verdict_badge
 from groundkit.harness import SweepPoint, SweepSummary, pareto_front
 from groundkit.judgments import StageComparison
 

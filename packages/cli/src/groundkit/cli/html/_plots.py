@@ -29,7 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from groundkit.cli._html_data import Curve
+from groundkit.cli.html._data import Curve
 from groundkit.judgments import StageComparison
 
 __all__ = [

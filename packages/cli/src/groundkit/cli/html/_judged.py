@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from groundkit.cli._html_plots import StageStyle
-from groundkit.cli._html_template import esc, stage_label
+from groundkit.cli.html._plots import StageStyle
+from groundkit.cli.html._template import esc, stage_label
 from groundkit.judgments import EvalReport, NoteCode
 
 __all__ = ["judged_section"]

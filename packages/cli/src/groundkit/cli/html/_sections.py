@@ -10,14 +10,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from groundkit.cli._html_data import BreakdownRow, Curve, CurveSet, scored_stages
-from groundkit.cli._html_plots import (
+from groundkit.cli.html._data import BreakdownRow, Curve, CurveSet, scored_stages
+from groundkit.cli.html._plots import (
     StageStyle,
     budget_curve_svg,
     forest_svg,
     rank_curve_svg,
 )
-from groundkit.cli._html_template import (
+from groundkit.cli.html._template import (
     esc,
     fmt_count,
     fmt_value,

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from groundkit.cli._console import ablation_title
-from groundkit.cli._html_plots import StageStyle
-from groundkit.cli._html_template import esc, number_cell, stage_label, verdict_badge
+from groundkit.cli.html._plots import StageStyle
+from groundkit.cli.html._template import esc, number_cell, stage_label, verdict_badge
 from groundkit.judgments import AblationRow, EvalReport
 
 __all__ = ["ablation_section"]

@@ -12,20 +12,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from groundkit.cli.__about__ import __version__
-from groundkit.cli._html_ablation import ablation_section
-from groundkit.cli._html_cost import cost_section
-from groundkit.cli._html_data import breakdown, headline_metrics, recall_curves
-from groundkit.cli._html_judged import judged_section
-from groundkit.cli._html_plots import stage_styles
-from groundkit.cli._html_queries import diagnosis_section, open_corpus, worst_section
-from groundkit.cli._html_sections import (
+from groundkit.cli.html._ablation import ablation_section
+from groundkit.cli.html._cost import cost_section
+from groundkit.cli.html._data import breakdown, headline_metrics, recall_curves
+from groundkit.cli.html._judged import judged_section
+from groundkit.cli.html._plots import stage_styles
+from groundkit.cli.html._queries import diagnosis_section, open_corpus, worst_section
+from groundkit.cli.html._sections import (
     breakdown_section,
     curves_section,
     forest_section,
     stages_section,
     summary_section,
 )
-from groundkit.cli._html_template import esc, page
+from groundkit.cli.html._template import esc, page
 from groundkit.harness import detection_limits
 from groundkit.judgments import Corpus, EvalReport, JudgmentError, atomic_write_text
 

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from groundkit.cli._html_data import WorstQuery, first_relevant_hit, scored_stages, worst_queries
-from groundkit.cli._html_plots import StageStyle
-from groundkit.cli._html_template import esc, fmt_count, fmt_value, number_cell, stage_label
+from groundkit.cli.html._data import WorstQuery, first_relevant_hit, scored_stages, worst_queries
+from groundkit.cli.html._plots import StageStyle
+from groundkit.cli.html._template import esc, fmt_count, fmt_value, number_cell, stage_label
 from groundkit.judgments import Corpus, EvalReport, GoldEvidence, JudgmentError, ReportHit
 
 if TYPE_CHECKING:
@@ -356,15 +356,17 @@ def diagnosis_section(
 ) -> str:
     """Buckets of missed evidence and ranked fixes per stage, when ``groundkit.diagnosis`` works.
 
-    The diagnosis is optional here: when the package is missing or fails on this report, the
-    section says so in one line and the rest of the page is unaffected.
+    The diagnosis is optional here: when the package is missing, or a stage is one it cannot
+    read (its input error), the section says so in one line and the rest of the page is
+    unaffected; any other exception is a bug and is not hidden.
     """
     head = (
         '<section id="diagnosis" aria-labelledby="diagnosis-h"><h2 id="diagnosis-h">Diagnosis</h2>'
     )
     k = _diagnosis_k(metric)
     try:
-        from groundkit.diagnosis import diagnose, fixes  # optional section: imported on use
+        # optional section: imported on use
+        from groundkit.diagnosis import DiagnosisError, diagnose, fixes
     except ImportError:
         return (
             head + '<p class="muted">The diagnosis is not available (groundkit-diagnosis-fixes '
@@ -382,7 +384,7 @@ def diagnosis_section(
             parts.append(
                 _diagnosis_stage(diagnosis, ranked, styles.get(stage.name), stage.baseline)
             )
-        except Exception as exc:  # an optional section must not sink the page
+        except DiagnosisError as exc:  # a stage diagnosis cannot read; a bug still raises
             reason = " ".join(str(exc).split()) or type(exc).__name__
             parts.append(
                 f"<h3>{stage_label(stage.name, styles.get(stage.name), baseline=stage.baseline)}"
