@@ -91,6 +91,21 @@ def write_plugin(site: Path) -> Path:
     return site
 
 
+def report_without_hits(report: Path, folder: Path) -> Path:
+    """A copy of ``report`` in ``folder`` (``empty.json``) whose stages keep no hit at all."""
+    data = json.loads(report.read_text(encoding="utf-8"))
+    for stage in data["stages"]:
+        stage.pop("hit_columns", None)  # a 2.0 file keeps its hits here
+        for query in stage["queries"]:
+            query["hits"] = []
+            query["evidence"] = [
+                {**e, "first_rank": None, "best_chunk_rank": None} for e in query["evidence"]
+            ]
+    empty = folder / "empty.json"
+    empty.write_text(json.dumps(data), encoding="utf-8")
+    return empty
+
+
 def forget_kind(name: str) -> None:
     """Remove a kind registered by a test (the registry is process-wide)."""
     from groundkit.harness import _registry

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tests.cli.conftest import report_without_hits
 
 from groundkit.cli import cli
 from groundkit.judgments import SCHEMA_VERSION, Corpus, hit_touches_gold, load_report
@@ -129,16 +130,7 @@ def test_bad_input_exit_2_and_nothing_written(
 
 
 def test_report_without_hits(demo: Path, tmp_path: Path) -> None:
-    data = json.loads(demo.read_text())
-    for stage in data["stages"]:
-        stage.pop("hit_columns", None)  # schema 1.4 writes the hits there
-        for query in stage["queries"]:
-            query["hits"] = []
-            query["evidence"] = [
-                {**e, "first_rank": None, "best_chunk_rank": None} for e in query["evidence"]
-            ]
-    empty = tmp_path / "empty.json"
-    empty.write_text(json.dumps(data))
+    empty = report_without_hits(demo, tmp_path)
     result = CliRunner().invoke(
         cli,
         ["eval", "adjudicate", str(empty), "--stage", STAGE, "--judge", "recorded:x",

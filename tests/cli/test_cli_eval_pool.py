@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tests.cli.conftest import report_without_hits
 
 from groundkit.cli import cli
 from groundkit.cli.html._judged import judged_section
@@ -107,24 +108,10 @@ def test_pool_real_subprocess(demo: Path, answers: Path, tmp_path: Path) -> None
     assert result.stages[0].stage == "r1:bm25"  # two reports: stages carry the report's label
 
 
-def _without_hits(demo: Path, folder: Path) -> Path:
-    data = json.loads(demo.read_text())
-    for stage in data["stages"]:
-        stage.pop("hit_columns", None)  # a 2.0 file keeps its hits here
-        for query in stage["queries"]:
-            query["hits"] = []
-            query["evidence"] = [
-                {**e, "first_rank": None, "best_chunk_rank": None} for e in query["evidence"]
-            ]
-    empty = folder / "empty.json"
-    empty.write_text(json.dumps(data))
-    return empty
-
-
 def test_pool_bad_input_exit_2_and_nothing_written(
     demo: Path, answers: Path, tmp_path: Path
 ) -> None:
-    empty = _without_hits(demo, tmp_path)
+    empty = report_without_hits(demo, tmp_path)
     before = _state(tmp_path)
     code, output = _pool(empty, answers, tmp_path / "p.json")
     assert code == 2, output
@@ -218,7 +205,7 @@ def test_sample_bad_input(demo: Path, tmp_path: Path, args: list[str], message: 
 
 
 def test_sample_report_without_hits_and_unreadable_sheet(demo: Path, tmp_path: Path) -> None:
-    empty = _without_hits(demo, tmp_path)
+    empty = report_without_hits(demo, tmp_path)
     before = _state(tmp_path)
     code, output = _sample(empty, "--out", str(tmp_path / "s"))
     assert code == 2, output
