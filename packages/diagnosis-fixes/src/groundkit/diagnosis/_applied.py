@@ -21,7 +21,6 @@ _SIZE_KEYS = frozenset(str(knob) for knob in CHUNK_SIZE_KNOBS)
 _OVERLAP = str(Knob.CHUNK_OVERLAP)
 _KIND = str(Knob.RETRIEVER_KIND)
 _FUSED = str(Knob.FUSED_STAGES)
-_flatten = flatten_stage_config
 
 
 def _number(value: Any) -> float | None:
@@ -112,7 +111,7 @@ def infer_applied_fix(
     Returns:
         The matching fixes, in the order of :data:`FIXES`.
     """
-    a, b = _flatten(config_a), _flatten(config_b)
+    a, b = flatten_stage_config(config_a), flatten_stage_config(config_b)
     return [fix for fix in FIXES if fix in candidates and _applies(fix, a, b, stage_a, partner)]
 
 
@@ -122,7 +121,7 @@ def _fusion_mismatch(
     """Why B's stage is not the predicted fusion (``None``: it is, or it cannot be told)."""
     if predicted is None or predicted.partner is None or config_b is None:
         return None
-    names = _fused_stages(_flatten(config_b))
+    names = _fused_stages(flatten_stage_config(config_b))
     wanted = f"the prediction was fusing {stage_a} with {predicted.partner}"
     if names is None:
         return f"B's stage is not a hybrid, but {wanted}"

@@ -27,7 +27,7 @@ from typing import Any, Literal, cast
 
 from pydantic import Field, ValidationError
 
-from groundkit.diagnosis._applied import _applies, _flatten, _fusion_mismatch, infer_applied_fix
+from groundkit.diagnosis._applied import _applies, _fusion_mismatch, infer_applied_fix
 from groundkit.diagnosis._errors import DiagnosisError
 from groundkit.diagnosis._fixes import fixes as rank_fixes
 from groundkit.diagnosis._hashing import canonical_json, items_hash
@@ -43,7 +43,12 @@ from groundkit.diagnosis._record_models import (
     TrackRecord,
     _Model,
 )
-from groundkit.judgments import JudgmentError, append_line, read_regular_bytes
+from groundkit.judgments import (
+    JudgmentError,
+    append_line,
+    flatten_stage_config,
+    read_regular_bytes,
+)
 from groundkit.stats import ItemComparison, compare_items
 
 __all__ = [
@@ -404,7 +409,7 @@ def _inferred_fix(
         stage_a=stage_a,
         partner=None if fusion is None else fusion.partner,
     )
-    a, b = _flatten(config_a), _flatten(config_b)
+    a, b = flatten_stage_config(config_a), flatten_stage_config(config_b)
     fuses_a = stage_a is not None and _applies("hybrid-fusion", a, b, stage_a)
     if not inferred and fusion is not None and stage_a is not None and fuses_a:
         # B fuses A's stage, but not with the partner the prediction replayed
