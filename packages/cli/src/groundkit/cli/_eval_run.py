@@ -12,6 +12,7 @@ import importlib.util
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from groundkit.judgments import EvalReport, NoteCode, checked_report_json
 
 __all__ = [
     "DEFAULT_REPORT",
+    "RunOutputs",
     "command_record",
     "default_items_path",
     "demo_config",
@@ -42,6 +44,7 @@ __all__ = [
     "dense_ready",
     "detection_limit_text",
     "execute",
+    "run_and_write",
     "run_inputs",
     "write_run_outputs",
 ]
@@ -126,6 +129,25 @@ def detection_limit_text(report: EvalReport) -> str | None:
     return text
 
 
+@dataclass(frozen=True)
+class RunOutputs:
+    """Where a run writes, and how.
+
+    Attributes:
+        report_path: Report file (written atomically, checked against the schema).
+        items_path: Items file, or ``None`` for none.
+        html_path: Also write the report as a self-contained HTML page there.
+        progress: Show progress bars (default: when standard error is a terminal).
+        force: Replace existing files that are not groundkit outputs of their kind.
+    """
+
+    report_path: Path
+    items_path: Path | None = None
+    html_path: Path | None = None
+    progress: bool | None = None
+    force: bool = False
+
+
 def execute(
     config: RunConfig,
     *,
@@ -134,22 +156,34 @@ def execute(
     items_path: Path | None,
     command: Sequence[str],
     progress: bool | None = None,
-    html_path: Path | None = None,
-    inputs: Sequence[tuple[str, Path | None]] = (),
     force: bool = False,
+) -> EvalReport:
+    """:func:`run_and_write` with the outputs given one by one (no HTML page, no other inputs).
+
+    Raises:
+        InputError: See :func:`run_and_write`.
+        StageFailedError: See :func:`run_and_write`.
+    """
+    outputs = RunOutputs(report_path, items_path, progress=progress, force=force)
+    return run_and_write(config, outputs, console=console, command=command)
+
+
+def run_and_write(
+    config: RunConfig,
+    outputs: RunOutputs,
+    *,
+    console: Console,
+    command: Sequence[str],
+    inputs: Sequence[tuple[str, Path | None]] = (),
 ) -> EvalReport:
     """Run, write the report (and items), print the summary; raise when a stage failed.
 
     Args:
         config: The validated configuration.
+        outputs: What to write where, with or without progress bars and ``--force``.
         console: Where the summary goes.
-        report_path: Report file (written atomically, checked against the schema).
-        items_path: Items file, or ``None`` for none.
         command: The command line to record.
-        progress: Show progress bars (default: when standard error is a terminal).
-        html_path: Also write the report as a self-contained HTML page there.
         inputs: ``(flag, path)`` of inputs besides the configuration's (``--config``).
-        force: Replace existing files that are not groundkit outputs of their kind.
 
     Returns:
         The report.
@@ -159,6 +193,7 @@ def execute(
             be written (checked before the run; nothing is written then).
         StageFailedError: A stage failed (after everything was written and printed).
     """
+    report_path, items_path, html_path = outputs.report_path, outputs.items_path, outputs.html_path
     guard(
         [
             ("--report", report_path, "report"),
@@ -166,12 +201,12 @@ def execute(
             ("--html", html_path, "HTML report"),
         ],
         run_inputs(config, inputs),
-        force=force,
+        force=outputs.force,
     )
     # A failed stage is recorded in the report (never raised: stop_on_failure is off), and
     # its failure collected here for --debug tracebacks.
     failures: list[StageFailed] = []
-    with ProgressDisplay(enabled=progress) as display:
+    with ProgressDisplay(enabled=outputs.progress) as display:
         report = run_evaluation(config, progress=display, command=list(command), failures=failures)
     write_run_outputs(report, report_path=report_path, items_path=items_path, html_path=html_path)
     # The detection limit is printed on its own line below the table.
