@@ -7,6 +7,7 @@ the calls that finished, which stay in the judge's cache so a rerun does not rep
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import InputError
 from groundkit.cli._eval_adjudicate_cmd import report_corpus
 from groundkit.cli._judge_client import JudgeSettings, build_judge, choose_client, judge_options
+from groundkit.cli._option_groups import option_group
 from groundkit.cli._outputs import force_option, guard, output_set
 from groundkit.evalset import (
     RELEVANT_GRADE,
@@ -35,18 +37,33 @@ __all__ = ["calibrate_command"]
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
+@dataclass(frozen=True)
+class CalibrationDraw:
+    """How the sample to judge is drawn: ``--n-pos``, ``--n-neg``, ``--seed``, ``--stage``..."""
+
+    n_pos: int
+    n_neg: int
+    seed: int
+    stages: tuple[str, ...]
+    negative_from_rank: int | None
+
+
 @click.command("calibrate")
 @click.argument("report_path", metavar="REPORT", type=_FILE)
 @judge_options
-@click.option("--n-pos", default=50, show_default=True, type=click.IntRange(min=1),
-              help="Hits touching gold to judge (positives).")  # fmt: skip
-@click.option("--n-neg", default=50, show_default=True, type=click.IntRange(min=1),
-              help="Low-ranked hits touching no gold to judge (presumed negatives).")  # fmt: skip
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the draw.")
-@click.option("--stage", "stages", multiple=True,
-              help="Stage to draw from (repeat) [default: every stage that ran].")  # fmt: skip
-@click.option("--negative-from-rank", default=None, type=click.IntRange(min=1),
-              help="Lowest rank of a presumed negative [default: depth / 2 + 1].")  # fmt: skip
+@option_group(
+    "draw",
+    CalibrationDraw,
+    click.option("--n-pos", default=50, show_default=True, type=click.IntRange(min=1),
+                 help="Hits touching gold to judge (positives)."),
+    click.option("--n-neg", default=50, show_default=True, type=click.IntRange(min=1),
+                 help="Low-ranked hits touching no gold to judge (presumed negatives)."),
+    click.option("--seed", default=0, show_default=True, type=int, help="Seed of the draw."),
+    click.option("--stage", "stages", multiple=True,
+                 help="Stage to draw from (repeat) [default: every stage that ran]."),
+    click.option("--negative-from-rank", default=None, type=click.IntRange(min=1),
+                 help="Lowest rank of a presumed negative [default: depth / 2 + 1]."),
+)  # fmt: skip
 @click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), default=None,
               help="The corpus [default: the one the report recorded].")  # fmt: skip
 @click.option("--cache", "cache_path", type=_FILE, default=None,
@@ -55,11 +72,7 @@ _FILE = click.Path(dir_okay=False, path_type=Path)
 @describe_option("report")
 def calibrate_command(
     report_path: Path,
-    n_pos: int,
-    n_neg: int,
-    seed: int,
-    stages: tuple[str, ...],
-    negative_from_rank: int | None,
+    draw: CalibrationDraw,
     corpus_path: Path | None,
     cache_path: Path | None,
     force: bool,
@@ -82,7 +95,7 @@ def calibrate_command(
     if not any(r.hits for s in report.stages for r in s.queries):
         raise InputError(f"{report_path}: the report has no hits to judge")
     try:
-        for name in stages:
+        for name in draw.stages:
             report.stage(name)  # an unknown stage is named before the corpus is read
     except JudgmentError as error:
         raise InputError(f"{report_path}: {error}") from None
@@ -102,11 +115,11 @@ def calibrate_command(
         sample = draw_calibration_sample(
             report,
             corpus,
-            n_pos=n_pos,
-            n_neg=n_neg,
-            seed=seed,
-            stages=list(stages) or None,
-            negative_from_rank=negative_from_rank,
+            n_pos=draw.n_pos,
+            n_neg=draw.n_neg,
+            seed=draw.seed,
+            stages=list(draw.stages) or None,
+            negative_from_rank=draw.negative_from_rank,
         )
     except JudgmentError as error:
         raise InputError(str(error)) from None

@@ -9,7 +9,7 @@ other bad input.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from groundkit.cli._console import ProgressDisplay, make_console, progress_optio
 from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import EXIT_FAILED, EXIT_OK, InputError
 from groundkit.cli._eval_run import command_record, run_inputs, write_run_outputs
+from groundkit.cli._option_groups import option_group
 from groundkit.cli._outputs import guard
 from groundkit.harness import (
     Reproduction,
@@ -33,6 +34,23 @@ from groundkit.judgments import load_report
 __all__ = ["reproduce_command"]
 
 _PATH = click.Path(path_type=Path)
+
+
+@dataclass(frozen=True)
+class MovedInputs:
+    """``--corpus`` and ``--judgments``: where inputs the report recorded are now."""
+
+    corpus_path: Path | None
+    judgments_path: Path | None
+
+
+@dataclass(frozen=True)
+class ReproduceOutput:
+    """``--show``, ``--report-out``, ``--json``: what the command shows and writes."""
+
+    show: int
+    report_out: Path | None
+    as_json: bool
 
 
 def _summary(outcome: Reproduction) -> dict[str, Any]:
@@ -85,19 +103,23 @@ def _render(console: Console, outcome: Reproduction, *, shown: int) -> None:
 @click.command("reproduce")
 @describe_option("report")
 @click.argument("report_path", metavar="REPORT", type=_PATH)
-@click.option(
-    "--corpus",
-    "corpus_path",
-    type=_PATH,
-    default=None,
-    help="Read the corpus from here instead of the path the report recorded (a moved folder).",
-)
-@click.option(
-    "--judgments",
-    "judgments_path",
-    type=_PATH,
-    default=None,
-    help="Read the judgments from here instead of the path the report recorded.",
+@option_group(
+    "moved",
+    MovedInputs,
+    click.option(
+        "--corpus",
+        "corpus_path",
+        type=_PATH,
+        default=None,
+        help="Read the corpus from here instead of the path the report recorded (a moved folder).",
+    ),
+    click.option(
+        "--judgments",
+        "judgments_path",
+        type=_PATH,
+        default=None,
+        help="Read the judgments from here instead of the path the report recorded.",
+    ),
 )
 @click.option(
     "--force",
@@ -112,34 +134,35 @@ def _render(console: Console, outcome: Reproduction, *, shown: int) -> None:
     show_default=True,
     help="Largest absolute difference of a score still counted as the same.",
 )
-@click.option(
-    "--show",
-    type=click.IntRange(min=1),
-    default=10,
-    show_default=True,
-    help="How many differences to list.",
+@option_group(
+    "view",
+    ReproduceOutput,
+    click.option(
+        "--show",
+        type=click.IntRange(min=1),
+        default=10,
+        show_default=True,
+        help="How many differences to list.",
+    ),
+    click.option(
+        "--report-out",
+        "report_out",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Also write the rerun's report there (never over an input or a file that is not "
+        "a groundkit report). Nothing is written without it.",
+    ),
+    click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON."),
 )
-@click.option(
-    "--report-out",
-    "report_out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Also write the rerun's report there (never over an input or a file that is not "
-    "a groundkit report). Nothing is written without it.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @progress_option
 @click.pass_context
 def reproduce_command(
     ctx: click.Context,
     report_path: Path,
-    corpus_path: Path | None,
-    judgments_path: Path | None,
+    moved: MovedInputs,
     force: bool,
     tolerance: float,
-    show: int,
-    report_out: Path | None,
-    as_json: bool,
+    view: ReproduceOutput,
     progress: bool | None,
 ) -> None:
     """Rerun REPORT from the configuration it recorded and compare every per-query score.
@@ -157,10 +180,10 @@ def reproduce_command(
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
     recorded = load_report(report_path)
     config = recorded_run_config(
-        recorded, corpus=corpus_path, judgments=judgments_path, source=report_path
+        recorded, corpus=moved.corpus_path, judgments=moved.judgments_path, source=report_path
     )
     guard(
-        [("--report-out", report_out, "report")],
+        [("--report-out", view.report_out, "report")],
         run_inputs(config, [("REPORT", report_path)]),
     )
     try:
@@ -176,13 +199,15 @@ def reproduce_command(
     except ReproductionRefusedError as refused:
         located = ReproductionRefusedError(refused.mismatches, path=report_path)
         raise InputError(f"{located}; pass --force to rerun anyway") from None
-    if report_out is not None:
-        write_run_outputs(outcome.report, report_path=report_out, items_path=None, html_path=None)
-    if as_json:
+    if view.report_out is not None:
+        write_run_outputs(
+            outcome.report, report_path=view.report_out, items_path=None, html_path=None
+        )
+    if view.as_json:
         click.echo(json.dumps(_summary(outcome), indent=1))
     else:
         console = make_console()
-        _render(console, outcome, shown=show)
-        if report_out is not None:
-            console.print(f"[bold]report:[/bold] {report_out}", highlight=False, markup=True)
+        _render(console, outcome, shown=view.show)
+        if view.report_out is not None:
+            console.print(f"[bold]report:[/bold] {view.report_out}", highlight=False, markup=True)
     ctx.exit(EXIT_OK if outcome.identical else EXIT_FAILED)

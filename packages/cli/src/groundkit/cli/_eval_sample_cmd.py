@@ -8,6 +8,7 @@ naming the file, line and value (exit 2).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -18,6 +19,7 @@ from groundkit.cli._console import format_interval, make_console
 from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import InputError
 from groundkit.cli._eval_adjudicate_cmd import report_corpus
+from groundkit.cli._option_groups import option_group
 from groundkit.cli._outputs import force_option, guard, output_set
 from groundkit.diagnosis import BUCKETS, DiagnosisError, diagnose
 from groundkit.evalset import (
@@ -36,6 +38,18 @@ __all__ = ["sample_command", "sheet_command"]
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
 _ALL_MISSES = 10**9  # diagnose keeps this many examples per bucket: every miss
+
+
+@dataclass(frozen=True)
+class SheetDraw:
+    """What the sheet samples: ``--by``, ``--n``, ``--hits/--misses``, ``--stage``, ``--k``..."""
+
+    by: str
+    size: int
+    hits: bool
+    stage_names: tuple[str, ...]
+    k: int
+    seed: int
 
 
 def _stages(report: EvalReport, names: tuple[str, ...], path: Path) -> list[str]:
@@ -113,23 +127,23 @@ def _sheet_paths(out: Path) -> tuple[Path, Path]:
 
 @click.command("sample")
 @click.argument("report_path", metavar="REPORT", type=_FILE)
-@click.option("--by", type=click.Choice(["bucket", "stage"]), default="stage", show_default=True,
-              help="Strata: the diagnosis buckets of the misses, or the stages.")  # fmt: skip
-@click.option("--n", "size", default=100, show_default=True, type=click.IntRange(min=1),
-              help="Rows, drawn equally per stratum.")  # fmt: skip
-@click.option(
-    "--hits/--misses",
-    "hits",
-    default=False,
-    help="Sample top-k hits or missed gold [default: misses].",
-)
-@click.option(
-    "--stage", "stage_names", multiple=True, help="Stages to sample (repeat) [default: all]."
-)
-@click.option("--k", default=10, show_default=True, type=click.IntRange(min=1), help="The cutoff.")
-@click.option(
-    "--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed of the draw."
-)
+@option_group(
+    "draw",
+    SheetDraw,
+    click.option("--by", type=click.Choice(["bucket", "stage"]), default="stage",
+                 show_default=True,
+                 help="Strata: the diagnosis buckets of the misses, or the stages."),
+    click.option("--n", "size", default=100, show_default=True, type=click.IntRange(min=1),
+                 help="Rows, drawn equally per stratum."),
+    click.option("--hits/--misses", "hits", default=False,
+                 help="Sample top-k hits or missed gold [default: misses]."),
+    click.option("--stage", "stage_names", multiple=True,
+                 help="Stages to sample (repeat) [default: all]."),
+    click.option("--k", default=10, show_default=True, type=click.IntRange(min=1),
+                 help="The cutoff."),
+    click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+                 help="Seed of the draw."),
+)  # fmt: skip
 @click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), default=None,
               help="The corpus, for the hits' passages [default: the report's].")  # fmt: skip
 @click.option("--out", "out_path", type=_FILE, required=True,
@@ -138,12 +152,7 @@ def _sheet_paths(out: Path) -> tuple[Path, Path]:
 @describe_option("report")
 def sample_command(
     report_path: Path,
-    by: str,
-    size: int,
-    hits: bool,
-    stage_names: tuple[str, ...],
-    k: int,
-    seed: int,
+    draw: SheetDraw,
     corpus_path: Path | None,
     out_path: Path,
     force: bool,
@@ -164,21 +173,21 @@ def sample_command(
         [("REPORT", report_path), ("--corpus", corpus_path)],
         force=force,
     )
-    if hits and by == "bucket":
+    if draw.hits and draw.by == "bucket":
         raise InputError(
             "--by bucket sorts misses (diagnosis buckets); give --by stage with --hits"
         )
     report = load_checked_report(report_path)
     if not any(r.hits for s in report.stages for r in s.queries):
         raise InputError(f"{report_path}: the report has no hits to sample")
-    stages = _stages(report, stage_names, report_path)
-    if hits:
+    stages = _stages(report, draw.stage_names, report_path)
+    if draw.hits:
         corpus = report_corpus(report, corpus_path)
-        candidates = _hits(report, stages, k, dict(corpus.items()))
+        candidates = _hits(report, stages, draw.k, dict(corpus.items()))
     else:
-        candidates = _misses(report, stages, k, by)
+        candidates = _misses(report, stages, draw.k, draw.by)
     try:
-        rows = draw_sheet(candidates, size, seed)
+        rows = draw_sheet(candidates, draw.size, draw.seed)
     except EvalSetError as error:
         raise InputError(f"{report_path}: {error}") from None
     with output_set([jsonl, table]) as outputs:
@@ -190,7 +199,9 @@ def sample_command(
         drawn, total = strata.get(row.stratum, (0, row.stratum_size))
         strata[row.stratum] = (drawn + 1, total)
     shown = ", ".join(f"{name} {d} of {t}" for name, (d, t) in strata.items())
-    console.print(f"{len(rows)} {'hits' if hits else 'misses'} by {by}: {shown}", highlight=False)
+    console.print(
+        f"{len(rows)} {'hits' if draw.hits else 'misses'} by {draw.by}: {shown}", highlight=False
+    )
     console.print(f"sheet: {jsonl}\n       {table}", highlight=False)
 
 

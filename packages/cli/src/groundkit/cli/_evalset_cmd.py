@@ -10,6 +10,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from groundkit.cli._evalset_render import (
     render_quality,
 )
 from groundkit.cli._llm_client import ChatClient, client_from_options
+from groundkit.cli._option_groups import option_group
 from groundkit.cli._outputs import force_option, guard, output_set
 from groundkit.cli._types import FiniteFloatRange
 from groundkit.evalset import (
@@ -69,29 +71,43 @@ def _console() -> Console:
     return make_console()
 
 
-def _model_options(function: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
-        click.option("--model", help="Model name at an OpenAI-compatible chat endpoint."),
-        click.option(
-            "--base-url",
-            help="Endpoint root, e.g. http://127.0.0.1:8080/v1 (POST {base-url}/chat/completions).",
-        ),
-        click.option(
-            "--api-key-env",
-            metavar="VAR",
-            help="Environment variable holding the API key (sent as a Bearer token).",
-        ),
-        click.option(
-            "--timeout",
-            type=FiniteFloatRange(min=0, min_open=True),
-            default=120.0,
-            show_default=True,
-            help="Seconds to wait for each model reply.",
-        ),
-    ]
-    for option in reversed(options):
-        function = option(function)
-    return function
+@dataclass(frozen=True)
+class ModelOptions:
+    """``--model``, ``--base-url``, ``--api-key-env``, ``--timeout``: an optional chat model."""
+
+    model: str | None
+    base_url: str | None
+    api_key_env: str | None
+    timeout: float
+
+    def client(self) -> ChatClient | None:
+        """The chat client of the options (``None`` without a model)."""
+        return client_from_options(
+            self.model, self.base_url, self.api_key_env, timeout=self.timeout
+        )
+
+
+_model_options = option_group(
+    "chat",
+    ModelOptions,
+    click.option("--model", help="Model name at an OpenAI-compatible chat endpoint."),
+    click.option(
+        "--base-url",
+        help="Endpoint root, e.g. http://127.0.0.1:8080/v1 (POST {base-url}/chat/completions).",
+    ),
+    click.option(
+        "--api-key-env",
+        metavar="VAR",
+        help="Environment variable holding the API key (sent as a Bearer token).",
+    ),
+    click.option(
+        "--timeout",
+        type=FiniteFloatRange(min=0, min_open=True),
+        default=120.0,
+        show_default=True,
+        help="Seconds to wait for each model reply.",
+    ),
+)
 
 
 def _read_scores(path: Path) -> dict[str, Any]:
@@ -164,10 +180,7 @@ def assess_command(
     metric: str | None,
     reviewed_key: str,
     strict: bool,
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    timeout: float,
+    chat: ModelOptions,
 ) -> None:
     """Say how large a difference JUDGMENTS can detect and what in it may mislead.
 
@@ -177,7 +190,7 @@ def assess_command(
     question with a reference answer is also put to the model closed-book.
     """
     items = load_judgments(judgments)
-    client = client_from_options(model, base_url, api_key_env, timeout=timeout)
+    client = chat.client()
     quality = assess(
         items,
         corpus=None if corpus is None else Corpus.load(corpus),
@@ -207,10 +220,7 @@ def filter_command(
     corpus: Path | None,
     scores: Path | None,
     rejected: Path | None,
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    timeout: float,
+    chat: ModelOptions,
     force: bool,
 ) -> None:
     """Drop the items of JUDGMENTS that would mislead, and say why for each.
@@ -226,7 +236,7 @@ def filter_command(
         force=force,
     )
     items = load_judgments(judgments)
-    client = client_from_options(model, base_url, api_key_env, timeout=timeout)
+    client = chat.client()
     chain = FilterChain(
         default_filters(
             baseline_scores=None if scores is None else _read_scores(scores),
@@ -252,10 +262,7 @@ def classify_command(
     judgments: Path,
     out: Path | None,
     overwrite: bool,
-    model: str | None,
-    base_url: str | None,
-    api_key_env: str | None,
-    timeout: float,
+    chat: ModelOptions,
     force: bool,
 ) -> None:
     """Label the question type of every item of JUDGMENTS.
@@ -266,7 +273,7 @@ def classify_command(
     """
     guard([("--out", out, "judgments file")], [("JUDGMENTS", judgments)], force=force)
     items = load_judgments(judgments)
-    client = client_from_options(model, base_url, api_key_env, timeout=timeout)
+    client = chat.client()
     classifier = Classifier(client, overwrite=overwrite)
     labelled = classifier.classify(items)
     console = _console()
@@ -281,6 +288,23 @@ def classify_command(
         with output_set([out]) as outputs:
             outputs.write_text(out, text)
         console.print(f"wrote {len(labelled)} item(s) to {out}")
+
+
+@dataclass(frozen=True)
+class ChatEndpoint:
+    """``--model``, ``--base-url``, ``--api-key-env`` of `grk evalset generate` (required)."""
+
+    model: str
+    base_url: str
+    api_key_env: str | None
+
+
+@dataclass(frozen=True)
+class DraftShape:
+    """``--per-doc`` and ``--passage-chars``: how many drafts per document, from how much text."""
+
+    per_doc: int
+    passage_chars: int
 
 
 @contextmanager
@@ -303,26 +327,34 @@ def _progress(total: int) -> Iterator[Callable[[], None]]:
 
 @click.command("generate", short_help="Draft questions from a corpus with a chat model.")
 @click.option("--corpus", type=_PATH, required=True, help="Corpus folder or .jsonl.")
-@click.option("--model", required=True, help="Model name at the chat endpoint.")
-@click.option(
-    "--base-url",
-    required=True,
-    help="Endpoint root, e.g. http://127.0.0.1:8080/v1 (POST {base-url}/chat/completions).",
+@option_group(
+    "endpoint",
+    ChatEndpoint,
+    click.option("--model", required=True, help="Model name at the chat endpoint."),
+    click.option(
+        "--base-url",
+        required=True,
+        help="Endpoint root, e.g. http://127.0.0.1:8080/v1 (POST {base-url}/chat/completions).",
+    ),
+    click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key."),
 )
-@click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key.")
-@click.option(
-    "--per-doc",
-    type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
-    help="Questions (passages) per document.",
-)
-@click.option(
-    "--passage-chars",
-    type=click.IntRange(min=200),
-    default=2000,
-    show_default=True,
-    help="Longest passage shown to the model.",
+@option_group(
+    "drafting",
+    DraftShape,
+    click.option(
+        "--per-doc",
+        type=click.IntRange(min=1),
+        default=3,
+        show_default=True,
+        help="Questions (passages) per document.",
+    ),
+    click.option(
+        "--passage-chars",
+        type=click.IntRange(min=200),
+        default=2000,
+        show_default=True,
+        help="Longest passage shown to the model.",
+    ),
 )
 @click.option(
     "--out",
@@ -348,11 +380,8 @@ def _progress(total: int) -> Iterator[Callable[[], None]]:
 @force_option
 def generate_command(
     corpus: Path,
-    model: str,
-    base_url: str,
-    api_key_env: str | None,
-    per_doc: int,
-    passage_chars: int,
+    endpoint: ChatEndpoint,
+    drafting: DraftShape,
     out: Path,
     rejected: Path | None,
     no_closed_book: bool,
@@ -372,8 +401,11 @@ def generate_command(
         force=force,
     )
     documents = Corpus.load(corpus)
-    client = client_from_options(model, base_url, api_key_env, timeout=timeout, required=True)
+    client = client_from_options(
+        endpoint.model, endpoint.base_url, endpoint.api_key_env, timeout=timeout, required=True
+    )
     assert isinstance(client, ChatClient)
+    per_doc, passage_chars = drafting.per_doc, drafting.passage_chars
     total = sum(min(per_doc, len(split_passages(documents[d], passage_chars))) for d in documents)
     with _progress(total) as advance:
 
@@ -383,7 +415,11 @@ def generate_command(
             return reply
 
         drafts = draft_questions(
-            documents, ask, per_doc=per_doc, passage_chars=passage_chars, meta={"generator": model}
+            documents,
+            ask,
+            per_doc=per_doc,
+            passage_chars=passage_chars,
+            meta={"generator": endpoint.model},
         )
     resolved = resolve_judgments(drafts.judgments, documents)
     chain = FilterChain(

@@ -256,7 +256,19 @@ def run_review(judgments: list[Judgment], output: Path, *, reviewed_key: str) ->
         click.echo(f"resuming: {queue.progress()} decided ({journal.path})")
     else:
         click.echo(f"reviewing {total} unreviewed item(s); decisions are saved to {journal.path}")
+    made, interrupted = _ask_until_stopped(queue, journal, total)
+    _write_result(queue, output)
+    if interrupted:
+        raise click.exceptions.Exit(130)
+    return made
 
+
+def _ask_until_stopped(queue: ReviewQueue, journal: ReviewJournal, total: int) -> tuple[int, bool]:
+    """Read keys until the reviewer stops, journaling each decision as it is made.
+
+    Returns:
+        The decisions made, and whether Ctrl-C stopped the review.
+    """
     made = 0
     actions: dict[str, Callable[[], None]] = {
         "a": queue.accept,
@@ -266,7 +278,6 @@ def run_review(judgments: list[Judgment], output: Path, *, reviewed_key: str) ->
         "u": lambda: click.echo(f"undid {queue.undo().action}"),
         "t": lambda: _prompt_type(queue),
     }
-    interrupted = False
     while True:
         current = queue.current
         if current is None:
@@ -278,30 +289,44 @@ def run_review(judgments: list[Judgment], output: Path, *, reviewed_key: str) ->
         try:
             key = read_key()
         except (EOFError, KeyboardInterrupt) as stop:
-            interrupted = isinstance(stop, KeyboardInterrupt)
-            key = "q"
+            return made, isinstance(stop, KeyboardInterrupt)
         if key in {"", "q", "Q"} or (current is None and key != "u"):
-            break
-        if key == "?":
-            click.echo(_HELP)
-            continue
+            return made, False
         before = len(queue.decisions)
-        try:
-            if key == "e" and current is not None:
-                _prompt_edit(queue, current)
-            elif key in actions:
-                actions[key]()
-            else:
-                click.echo(f"unknown key {key!r}; press ? for help")
-        except EvalSetError as error:
-            click.echo(f"error: {error}")
-        except (click.Abort, EOFError, KeyboardInterrupt):
-            click.echo("")  # a prompt was cut short: nothing was decided, stop here
-            break
+        if not _apply_key(queue, key, current, actions):
+            return made, False
         for decision in queue.decisions[before:]:
             journal.append(decision)
             made += 1
 
+
+def _apply_key(
+    queue: ReviewQueue,
+    key: str,
+    current: Judgment | None,
+    actions: dict[str, Callable[[], None]],
+) -> bool:
+    """Do what ``key`` asks; ``False`` when a prompt was cut short (the review stops there)."""
+    if key == "?":
+        click.echo(_HELP)
+        return True
+    try:
+        if key == "e" and current is not None:
+            _prompt_edit(queue, current)
+        elif key in actions:
+            actions[key]()
+        else:
+            click.echo(f"unknown key {key!r}; press ? for help")
+    except EvalSetError as error:
+        click.echo(f"error: {error}")
+    except (click.Abort, EOFError, KeyboardInterrupt):
+        click.echo("")  # a prompt was cut short: nothing was decided, stop here
+        return False
+    return True
+
+
+def _write_result(queue: ReviewQueue, output: Path) -> None:
+    """Write the reviewed judgments (undecided items stay, unreviewed) and say what was done."""
     text = judgments_text(queue.result())
     with output_set([output]) as outputs:
         outputs.write_text(output, text)
@@ -310,6 +335,3 @@ def run_review(judgments: list[Judgment], output: Path, *, reviewed_key: str) ->
     click.echo(f"{queue.progress()} decided ({summary}); wrote {output}")
     if not queue.finished:
         click.echo("run the same command again to resume")
-    if interrupted:
-        raise click.exceptions.Exit(130)
-    return made

@@ -36,13 +36,14 @@ def option_group(name: str, group: type[Any], *options: Decorator) -> Decorator:
 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(function)
-        def command(*args: Any, **kwargs: Any) -> Any:
+        def grouped(*args: Any, **kwargs: Any) -> Any:
             kwargs[name] = group(**{field: kwargs.pop(field) for field in fields})
             return function(*args, **kwargs)
 
         # functools.wraps shares the parameters the decorators below added; ours follow them.
-        params: list[Any] = command.__dict__.setdefault("__click_params__", [])
+        params: list[Any] = grouped.__dict__.setdefault("__click_params__", [])
         before = len(params)
+        command: Callable[..., Any] = grouped
         for option in reversed(options):
             command = option(command)
         added = tuple(sorted(param.name for param in params[before:]))

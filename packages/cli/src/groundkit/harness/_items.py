@@ -263,6 +263,34 @@ def _cost(value: Any, name: str, file: Path, line: int) -> StageCost | None:
         ) from None
 
 
+def _add_row(current: ItemsStage | None, data: dict[str, Any], file: Path, line: int) -> None:
+    """Check one row and add it to the stage whose header it follows."""
+    query_id = data["query_id"]
+    if not isinstance(query_id, str):
+        raise HarnessError("'query_id' must be a string", path=file, line=line)
+    if current is None or data["stage"] != current.name:
+        raise HarnessError(
+            f"row of stage {data['stage']!r} does not follow that stage's header",
+            path=file,
+            line=line,
+            item_id=query_id,
+        )
+    if query_id in current.scores:
+        raise HarnessError(
+            f"query repeated in stage {current.name!r}",
+            path=file,
+            line=line,
+            item_id=query_id,
+        )
+    if not isinstance(data["missing"], bool):
+        raise HarnessError(
+            "'missing' must be true or false", path=file, line=line, item_id=query_id
+        )
+    current.scores[query_id] = _check_scores(data["scores"], file, line, query_id)
+    if data["missing"]:
+        current.missing.add(query_id)
+
+
 def load_items(path: str | Path) -> ItemsFile:
     """Read an items file written by :func:`write_items`.
 
@@ -288,30 +316,7 @@ def load_items(path: str | Path) -> ItemsFile:
                 raise HarnessError(f"stage {current.name!r} appears twice", path=file, line=line)
             stages.append(current)
         elif keys == _ROW_KEYS:
-            query_id = data["query_id"]
-            if not isinstance(query_id, str):
-                raise HarnessError("'query_id' must be a string", path=file, line=line)
-            if current is None or data["stage"] != current.name:
-                raise HarnessError(
-                    f"row of stage {data['stage']!r} does not follow that stage's header",
-                    path=file,
-                    line=line,
-                    item_id=query_id,
-                )
-            if query_id in current.scores:
-                raise HarnessError(
-                    f"query repeated in stage {current.name!r}",
-                    path=file,
-                    line=line,
-                    item_id=query_id,
-                )
-            if not isinstance(data["missing"], bool):
-                raise HarnessError(
-                    "'missing' must be true or false", path=file, line=line, item_id=query_id
-                )
-            current.scores[query_id] = _check_scores(data["scores"], file, line, query_id)
-            if data["missing"]:
-                current.missing.add(query_id)
+            _add_row(current, data, file, line)
         else:
             raise HarnessError(
                 "not an items line: expected a header {stage, config, config_hash, "
