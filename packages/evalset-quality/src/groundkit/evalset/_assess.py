@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict
 
@@ -25,9 +26,13 @@ from groundkit.evalset._scores import (
     stage_scores,
 )
 from groundkit.judgments import Corpus, EvalReport, Judgment, resolve_judgments
-from groundkit.stats import minimum_detectable_difference, paired_minimum_detectable_difference
+from groundkit.stats import (
+    check_keywords,
+    minimum_detectable_difference,
+    paired_minimum_detectable_difference,
+)
 
-__all__ = ["EvalSetQuality", "assess"]
+__all__ = ["AssessOptions", "EvalSetQuality", "assess"]
 
 #: A set whose floor is above this cannot separate systems that differ by ten points.
 _USEFUL_FLOOR = 0.10
@@ -438,18 +443,44 @@ def _closed_book(
     return matched, checked, notes
 
 
+def _unique(judgments: Sequence[Judgment]) -> list[Judgment]:
+    items = list(judgments)
+    seen: set[str] = set()
+    for judgment in items:
+        if judgment.query_id in seen:
+            raise EvalSetError("query id appears twice in the set", item_id=judgment.query_id)
+        seen.add(judgment.query_id)
+    return items
+
+
+def _given_systems(baseline_scores: ScoreInput) -> tuple[_Systems, list[str]]:
+    """The systems of the given per-question scores, and the question ids they score."""
+    normalised = normalise_scores(baseline_scores)
+    counts = {len(v) for v in normalised.values()}
+    systems = _Systems(
+        per_question=normalised, system_count=max(counts) if counts else 1, source="given"
+    )
+    return systems, list(normalised)
+
+
+class AssessOptions(TypedDict, total=False):
+    """The tuning keywords of :func:`assess` (each optional, defaults there)."""
+
+    reviewed_key: str
+    closed_book_threshold: float
+    power: float
+    alpha: float
+
+
 def assess(
     judgments: Sequence[Judgment],
     *,
     corpus: Corpus | Mapping[str, str] | None = None,
     baseline_scores: ScoreInput | None = None,
-    reviewed_key: str = "reviewed",
     report: EvalReport | None = None,
     metric: str | None = None,
     answerer: Answerer | None = None,
-    closed_book_threshold: float = 0.6,
-    power: float = 0.8,
-    alpha: float = 0.05,
+    **options: Unpack[AssessOptions],
 ) -> EvalSetQuality:
     """Measure what an eval set can tell and log what may mislead.
 
@@ -458,15 +489,17 @@ def assess(
         corpus: The corpus, to check that every gold quote resolves (portability).
         baseline_scores: Per-question scores in [0, 1] of a baseline (query id to a score) or
             of several systems (query id to one score per system).
-        reviewed_key: ``meta`` key marking a reviewed item (its value must be ``true``).
         report: An evaluation report: gives the observed paired floor per stage, the
             questions every stage scores the same, and (without ``baseline_scores``) the
             per-question scores of its stages.
         metric: Report metric to use (default: its first headline metric).
         answerer: A closed-book model for the general-knowledge check.
-        closed_book_threshold: Jaccard similarity at which a closed-book answer matches.
-        power: Power of the size calculation.
-        alpha: Two-sided significance level of the size calculation.
+        **options: Tuning keywords (:class:`AssessOptions`): ``reviewed_key`` (default
+            ``"reviewed"``), the ``meta`` key marking a reviewed item (its value must be
+            ``true``); ``closed_book_threshold`` (default 0.6), the Jaccard similarity at
+            which a closed-book answer matches; ``power`` (default 0.8) and ``alpha``
+            (default 0.05), the power and two-sided significance level of the size
+            calculation.
 
     Returns:
         The assessment.
@@ -474,13 +507,14 @@ def assess(
     Raises:
         EvalSetError: Repeated query ids, scores outside [0, 1], a metric the report lacks, or
             a report about another set.
+        TypeError: An unknown keyword.
     """
-    items = list(judgments)
-    seen: set[str] = set()
-    for judgment in items:
-        if judgment.query_id in seen:
-            raise EvalSetError("query id appears twice in the set", item_id=judgment.query_id)
-        seen.add(judgment.query_id)
+    check_keywords("assess", options, AssessOptions)
+    reviewed_key = options.get("reviewed_key", "reviewed")
+    closed_book_threshold = options.get("closed_book_threshold", 0.6)
+    power = options.get("power", 0.8)
+    alpha = options.get("alpha", 0.05)
+    items = _unique(judgments)
     answerable = [j for j in items if j.answerable]
     answerable_ids = [j.query_id for j in answerable]
     n = len(answerable)
@@ -511,14 +545,7 @@ def assess(
             systems = _systems_from_report(tables, answerable_ids)
             given_ids = sorted({q for table in tables.values() for q in table})
     if baseline_scores is not None:
-        normalised = normalise_scores(baseline_scores)
-        given_ids = list(normalised)
-        counts = {len(v) for v in normalised.values()}
-        systems = _Systems(
-            per_question=normalised,
-            system_count=max(counts) if counts else 1,
-            source="given",
-        )
+        systems, given_ids = _given_systems(baseline_scores)
     notes += _paired_note(worst, observed, report.baseline.name if report else None)
     notes += _review_notes(reviewed, len(items), reviewed_key)
     notes += resolve_notes
