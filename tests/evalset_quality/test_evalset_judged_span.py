@@ -1,5 +1,5 @@
 """The calibration item and the adjudication line share one judged-span model; their files
-read and write exactly as before; grouped keyword options refuse a misspelt name."""
+read and write exactly as before."""
 
 from __future__ import annotations
 
@@ -8,14 +8,7 @@ from typing import Any
 
 import pytest
 
-from groundkit.evalset import (
-    CalibrationItem,
-    CandidateLine,
-    assess,
-    build_card,
-    calibrate,
-    run_pool,
-)
+from groundkit.evalset import CalibrationItem, CandidateLine
 from groundkit.evalset._judged_span import JudgedSpan
 
 # As older versions wrote them (key order included).
@@ -60,20 +53,3 @@ def test_constraints_and_extra_fields_as_before() -> None:
             CandidateLine.model_validate({k: v for k, v in line.items() if k != required})
     with pytest.raises(ValueError, match="rank"):
         CandidateLine.model_validate(line | {"rank": 0})
-
-
-def test_grouped_keywords_refuse_a_misspelt_name() -> None:
-    # Checked before anything else is read, so placeholders stand for the other arguments.
-    nothing: Any = None
-    typo: dict[str, Any] = {"seeed": 3}  # mypy refuses it written out; users without mypy
-    misspelt: dict[str, Any] = {
-        "assess": lambda: assess([], **typo),
-        "run_pool": lambda: run_pool([], {}, nothing, **typo),
-        "calibrate": lambda: calibrate(nothing, {}, nothing, report_name="r", **typo),
-    }
-    for name, call in misspelt.items():
-        with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword"):
-            call()
-    partial: dict[str, Any] = {"judge": "j", "prompt_version": "1", "repeats": 1}
-    with pytest.raises(TypeError, match=r"^build_card\(\) missing required keyword argument"):
-        build_card(nothing, nothing, nothing, report_name="r", relevant_grade=2, **partial)

@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, TypedDict, Unpack, cast
+from typing import Any, Literal, cast
 
 from pydantic import Field, ValidationError
 
@@ -49,13 +49,12 @@ from groundkit.judgments import (
     flatten_stage_config,
     read_regular_bytes,
 )
-from groundkit.stats import ItemComparison, check_keywords, compare_items
+from groundkit.stats import ItemComparison, compare_items
 
 __all__ = [
     "RECORD_FORMAT",
     "Caution",
     "MeasuredSide",
-    "MeasuredSides",
     "Measurement",
     "MeasurementOutcome",
     "PredictedFix",
@@ -246,26 +245,22 @@ def _matching(record: TrackRecord, rows_a: Rows) -> list[Prediction]:
     return found
 
 
-class MeasuredSides(TypedDict, total=False):
-    """Where A and B come from, as :func:`record_measurement` records them (all optional)."""
-
-    path_a: str | Path | None
-    path_b: str | Path | None
-    stage_a: str | None
-    stage_b: str | None
-    config_a: Mapping[str, Any] | None
-    config_b: Mapping[str, Any] | None
-
-
-def record_measurement(
+# Public API: each keyword is a documented option; grouping them would hide them from
+# help() and inspect.signature.
+def record_measurement(  # noqa: PLR0913
     record_path: str | Path,
     items_a: Rows,
     items_b: Rows,
     comparison: ItemComparison | None = None,
     *,
     applied: str | None = None,
+    path_a: str | Path | None = None,
+    path_b: str | Path | None = None,
+    stage_a: str | None = None,
+    stage_b: str | None = None,
+    config_a: Mapping[str, Any] | None = None,
+    config_b: Mapping[str, Any] | None = None,
     created_at: str | None = None,
-    **sides: Unpack[MeasuredSides],
 ) -> MeasurementOutcome:
     """Append what B measured when B applied a fix predicted for A.
 
@@ -282,22 +277,20 @@ def record_measurement(
         items_b: B's per-query rows.
         comparison: The comparison the caller already made (its settings are reused).
         applied: The fix B applied, when the user names it.
+        path_a: A's items file (recorded).
+        path_b: B's items file (recorded).
+        stage_a: A's stage name.
+        stage_b: B's stage name.
+        config_a: A's stage configuration (for inference).
+        config_b: B's stage configuration.
         created_at: Timestamp (default: now, UTC).
-        **sides: :class:`MeasuredSides`, each ``None`` by default: ``path_a`` / ``path_b``,
-            A's and B's items files (recorded); ``stage_a`` / ``stage_b``, their stage
-            names; ``config_a`` / ``config_b``, their stage configurations (for inference).
 
     Returns:
         What was done; nothing is appended unless ``status == "recorded"``.
 
     Raises:
         DiagnosisError: ``applied`` is not a fix name, or the record cannot be read/written.
-        TypeError: An unknown keyword.
     """
-    check_keywords("record_measurement", sides, MeasuredSides)
-    path_a, path_b = sides.get("path_a"), sides.get("path_b")
-    stage_a, stage_b = sides.get("stage_a"), sides.get("stage_b")
-    config_a, config_b = sides.get("config_a"), sides.get("config_b")
     if applied is not None and applied not in FIXES:
         raise DiagnosisError(f"unknown fix {applied!r} (fixes: {', '.join(FIXES)})")
     record = read_track_record(record_path, missing_ok=True)

@@ -15,7 +15,7 @@ marks, ``sheet_precision`` weighting the marks by stratum size.
 """
 
 from groundkit.evalset.__about__ import __version__
-from groundkit.evalset._assess import AssessOptions, EvalSetQuality, assess
+from groundkit.evalset._assess import EvalSetQuality, assess
 from groundkit.evalset._calibration import (
     CalibrationHit,
     CalibrationSample,
@@ -33,8 +33,6 @@ from groundkit.evalset._calibration_card import (
     CalibrationCard,
     CalibrationItem,
     CalibrationStratum,
-    CardJudge,
-    SampleOptions,
     build_card,
     calibrate,
     card_path,
@@ -104,7 +102,7 @@ from groundkit.evalset._judge_prompt import (
 from groundkit.evalset._judge_recorded import RecordedJudge
 from groundkit.evalset._notes import CAUTION, INFO, EvalsetNoteCode, Note, NoteLevel
 from groundkit.evalset._pool import Pool, PoolEntry, StageRef, allocate, build_pool, draw_sample
-from groundkit.evalset._pool_estimate import PoolOptions, estimate_pool, pool_passages, run_pool
+from groundkit.evalset._pool_estimate import estimate_pool, pool_passages, run_pool
 from groundkit.evalset._pool_models import (
     POOL_FORMAT,
     POOL_VERSION,
@@ -162,7 +160,6 @@ __all__ = [
     "UNLABELLED",
     "VERDICT_KEY",
     "Answerer",
-    "AssessOptions",
     "CalibrationCard",
     "CalibrationHit",
     "CalibrationItem",
@@ -171,7 +168,6 @@ __all__ = [
     "CandidateAction",
     "CandidateDecision",
     "CandidateLine",
-    "CardJudge",
     "Classifier",
     "ClosedBookResult",
     "DanglingReferenceFilter",
@@ -205,7 +201,6 @@ __all__ = [
     "PoolComparison",
     "PoolEntry",
     "PoolItem",
-    "PoolOptions",
     "PoolReport",
     "PoolStage",
     "PoolStratum",
@@ -216,7 +211,6 @@ __all__ = [
     "ReviewAction",
     "ReviewProgress",
     "ReviewQueue",
-    "SampleOptions",
     "ScoreInput",
     "SheetCandidate",
     "SheetMark",

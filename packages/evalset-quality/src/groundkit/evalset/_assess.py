@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,13 +25,9 @@ from groundkit.evalset._scores import (
     stage_scores,
 )
 from groundkit.judgments import Corpus, EvalReport, Judgment, resolve_judgments
-from groundkit.stats import (
-    check_keywords,
-    minimum_detectable_difference,
-    paired_minimum_detectable_difference,
-)
+from groundkit.stats import minimum_detectable_difference, paired_minimum_detectable_difference
 
-__all__ = ["AssessOptions", "EvalSetQuality", "assess"]
+__all__ = ["EvalSetQuality", "assess"]
 
 #: A set whose floor is above this cannot separate systems that differ by ten points.
 _USEFUL_FLOOR = 0.10
@@ -463,24 +458,20 @@ def _given_systems(baseline_scores: ScoreInput) -> tuple[_Systems, list[str]]:
     return systems, list(normalised)
 
 
-class AssessOptions(TypedDict, total=False):
-    """The tuning keywords of :func:`assess` (each optional, defaults there)."""
-
-    reviewed_key: str
-    closed_book_threshold: float
-    power: float
-    alpha: float
-
-
-def assess(
+# Public API: each keyword is a documented option; grouping them would hide them from
+# help() and inspect.signature.
+def assess(  # noqa: PLR0913
     judgments: Sequence[Judgment],
     *,
     corpus: Corpus | Mapping[str, str] | None = None,
     baseline_scores: ScoreInput | None = None,
+    reviewed_key: str = "reviewed",
     report: EvalReport | None = None,
     metric: str | None = None,
     answerer: Answerer | None = None,
-    **options: Unpack[AssessOptions],
+    closed_book_threshold: float = 0.6,
+    power: float = 0.8,
+    alpha: float = 0.05,
 ) -> EvalSetQuality:
     """Measure what an eval set can tell and log what may mislead.
 
@@ -489,17 +480,15 @@ def assess(
         corpus: The corpus, to check that every gold quote resolves (portability).
         baseline_scores: Per-question scores in [0, 1] of a baseline (query id to a score) or
             of several systems (query id to one score per system).
+        reviewed_key: ``meta`` key marking a reviewed item (its value must be ``true``).
         report: An evaluation report: gives the observed paired floor per stage, the
             questions every stage scores the same, and (without ``baseline_scores``) the
             per-question scores of its stages.
         metric: Report metric to use (default: its first headline metric).
         answerer: A closed-book model for the general-knowledge check.
-        **options: Tuning keywords (:class:`AssessOptions`): ``reviewed_key`` (default
-            ``"reviewed"``), the ``meta`` key marking a reviewed item (its value must be
-            ``true``); ``closed_book_threshold`` (default 0.6), the Jaccard similarity at
-            which a closed-book answer matches; ``power`` (default 0.8) and ``alpha``
-            (default 0.05), the power and two-sided significance level of the size
-            calculation.
+        closed_book_threshold: Jaccard similarity at which a closed-book answer matches.
+        power: Power of the size calculation.
+        alpha: Two-sided significance level of the size calculation.
 
     Returns:
         The assessment.
@@ -507,13 +496,7 @@ def assess(
     Raises:
         EvalSetError: Repeated query ids, scores outside [0, 1], a metric the report lacks, or
             a report about another set.
-        TypeError: An unknown keyword.
     """
-    check_keywords("assess", options, AssessOptions)
-    reviewed_key = options.get("reviewed_key", "reviewed")
-    closed_book_threshold = options.get("closed_book_threshold", 0.6)
-    power = options.get("power", 0.8)
-    alpha = options.get("alpha", 0.05)
     items = _unique(judgments)
     answerable = [j for j in items if j.answerable]
     answerable_ids = [j.query_id for j in answerable]

@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar, Final, Literal, TypedDict, Unpack
+from typing import ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -30,7 +30,6 @@ from groundkit.evalset._errors import EvalSetError
 from groundkit.evalset._judge import RELEVANT_GRADE, JudgeRun, JudgeUsage, RelevanceJudge
 from groundkit.evalset._judged_span import JudgedSpan
 from groundkit.judgments import CalibrationFigures, EvalReport, format_validation_error
-from groundkit.stats import check_keywords
 
 __all__ = [
     "CARD_FORMAT",
@@ -38,8 +37,6 @@ __all__ = [
     "CalibrationCard",
     "CalibrationItem",
     "CalibrationStratum",
-    "CardJudge",
-    "SampleOptions",
     "build_card",
     "calibrate",
     "card_path",
@@ -163,45 +160,22 @@ def card_path(report_path: Path, judge: str) -> Path:
     return report_path.with_name(f"{report_path.stem}.calibration.{judge_id(judge)}.json")
 
 
-class CardJudge(TypedDict):
-    """Who judged, as :func:`build_card` records it (every keyword required)."""
-
-    judge: str  # the judge's name
-    model: str
-    prompt_version: str
-    repeats: int
-
-
-class SampleOptions(TypedDict, total=False):
-    """The draw keywords of :func:`calibrate`, as :func:`draw_calibration_sample` takes them."""
-
-    n_pos: int
-    n_neg: int
-    seed: int
-    stages: Sequence[str] | None
-    negative_from_rank: int | None
-
-
-def build_card(
+# Public API: each keyword is a documented option; grouping them would hide them from
+# help() and inspect.signature.
+def build_card(  # noqa: PLR0913
     sample: CalibrationSample,
     run: JudgeRun,
     report: EvalReport,
     *,
     report_name: str,
+    judge: str,
+    model: str,
+    prompt_version: str,
+    repeats: int,
     relevant_grade: int,
     confidence: float = 0.95,
-    **judged_by: Unpack[CardJudge],
 ) -> CalibrationCard:
-    """The card of a judged sample (``run.verdicts`` in the order of ``sample.hits``).
-
-    ``judged_by`` are the keywords of :class:`CardJudge`: ``judge`` (its name), ``model``,
-    ``prompt_version`` and ``repeats``.
-
-    Raises:
-        TypeError: A keyword of :class:`CardJudge` is missing, or an unknown one is given.
-    """
-    check_keywords("build_card", judged_by, CardJudge)
-    judge = judged_by["judge"]
+    """The card of a judged sample (``run.verdicts`` in the order of ``sample.hits``)."""
     decisions = decisions_of(run.verdicts, relevant_grade)
     labels = [h.stratum == "positive" for h in sample.hits]
     items = [
@@ -233,9 +207,9 @@ def build_card(
     return CalibrationCard(
         judge_id=judge_id(judge),
         judge=judge,
-        model=judged_by["model"],
-        prompt_version=judged_by["prompt_version"],
-        repeats=judged_by["repeats"],
+        model=model,
+        prompt_version=prompt_version,
+        repeats=repeats,
         relevant_grade=relevant_grade,
         report=report_name,
         judgments_fingerprint=report.run.judgments_fingerprint,
@@ -293,15 +267,21 @@ def find_card(
     return card if card.matches(judge, model, prompt_version, report) else None
 
 
-def calibrate(
+# Public API: each keyword is a documented option; grouping them would hide them from
+# help() and inspect.signature.
+def calibrate(  # noqa: PLR0913
     report: EvalReport,
     corpus: Mapping[str, str],
     judge: RelevanceJudge,
     *,
     report_name: str,
     judge_name: str | None = None,
+    n_pos: int = 50,
+    n_neg: int = 50,
+    seed: int = 0,
+    stages: Sequence[str] | None = None,
+    negative_from_rank: int | None = None,
     relevant_grade: int = RELEVANT_GRADE,
-    **sampling: Unpack[SampleOptions],
 ) -> CalibrationCard:
     """Draw the sample, judge it and build the card (from Python; the CLI does the same).
 
@@ -311,19 +291,25 @@ def calibrate(
         judge: The judge (its cache makes a rerun repeat no finished call).
         report_name: The report's file name, recorded on the card.
         judge_name: The judge's name on the card (default: its model name).
+        n_pos: Positives to draw.
+        n_neg: Presumed negatives to draw.
+        seed: Seed of the draw.
+        stages: Stages to draw from (default: every stage that ran).
+        negative_from_rank: Lowest rank of a presumed negative (default: depth // 2 + 1).
         relevant_grade: Lowest majority grade counted as relevant.
-        **sampling: The draw (:class:`SampleOptions`, passed to
-            :func:`draw_calibration_sample`): ``n_pos`` positives (default 50), ``n_neg``
-            presumed negatives (default 50), the ``seed`` (default 0), the ``stages`` to draw
-            from (default: every stage that ran) and ``negative_from_rank``, the lowest rank
-            of a presumed negative (default: depth // 2 + 1).
 
     Raises:
         EvalSetError: See :func:`draw_calibration_sample`.
-        TypeError: An unknown keyword.
     """
-    check_keywords("calibrate", sampling, SampleOptions)
-    sample = draw_calibration_sample(report, corpus, **sampling)
+    sample = draw_calibration_sample(
+        report,
+        corpus,
+        n_pos=n_pos,
+        n_neg=n_neg,
+        seed=seed,
+        stages=stages,
+        negative_from_rank=negative_from_rank,
+    )
     run = judge_sample(judge, sample)
     return build_card(
         sample,

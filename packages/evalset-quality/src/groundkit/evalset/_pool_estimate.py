@@ -9,7 +9,6 @@ paired comparisons on the judged items.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TypedDict, Unpack
 
 from groundkit.evalset._errors import EvalSetError
 from groundkit.evalset._judge import RELEVANT_GRADE, RelevanceJudge
@@ -27,14 +26,13 @@ from groundkit.stats import (
     PairedScores,
     ProportionInterval,
     RatioStratum,
-    check_keywords,
     compare_family,
     stratified_domain_interval,
     stratified_ratio_interval,
     stratified_wilson_interval,
 )
 
-__all__ = ["PoolOptions", "estimate_pool", "pool_passages", "run_pool"]
+__all__ = ["estimate_pool", "pool_passages", "run_pool"]
 
 
 def pool_passages(pool: Pool, sample: Sequence[int], corpus: Mapping[str, str]) -> list[str]:
@@ -187,15 +185,9 @@ def _notes(strata: Sequence[PoolStratum], level: str) -> list[str]:
     return notes
 
 
-class PoolOptions(TypedDict, total=False):
-    """The optional keywords of :func:`run_pool` (defaults there)."""
-
-    sources: Mapping[str, str] | None
-    relevant_grade: int
-    stages: Sequence[str] | None
-
-
-def run_pool(
+# Public API: each keyword is a documented option; grouping them would hide them from
+# help() and inspect.signature.
+def run_pool(  # noqa: PLR0913
     reports: Sequence[tuple[str, EvalReport]],
     corpus: Mapping[str, str],
     judge: RelevanceJudge,
@@ -204,7 +196,9 @@ def run_pool(
     n: int = 200,
     seed: int = 0,
     bands: Sequence[int] = (3,),
-    **options: Unpack[PoolOptions],
+    sources: Mapping[str, str] | None = None,
+    relevant_grade: int = RELEVANT_GRADE,
+    stages: Sequence[str] | None = None,
 ) -> PoolReport:
     """Pool the reports' top-k hits, judge a stratified sample, estimate every stage.
 
@@ -216,21 +210,15 @@ def run_pool(
         n: Items to judge (at least one per stratum).
         seed: Seed of the draw and of the comparisons.
         bands: Upper rank of each band but the last.
-        **options: :class:`PoolOptions`: ``sources``, label → where the report was read from
-            (recorded; default: the labels); ``relevant_grade``, the lowest majority counted
-            as relevant (default :data:`RELEVANT_GRADE`); ``stages``, pool only these stages
-            (see :func:`build_pool`; default: all), the first being the baseline of the
-            comparisons.
+        sources: Label → where the report was read from (recorded).
+        relevant_grade: Lowest majority counted as relevant.
+        stages: Pool only these stages (see :func:`build_pool`); the first is the baseline of
+            the comparisons.
 
     Raises:
         EvalSetError: Bad reports, settings, an unknown stage, or a sampled document missing
             from the corpus.
-        TypeError: An unknown keyword.
     """
-    check_keywords("run_pool", options, PoolOptions)
-    sources = options.get("sources")
-    relevant_grade = options.get("relevant_grade", RELEVANT_GRADE)
-    stages = options.get("stages")
     pool = build_pool(reports, k, bands, stages=stages)
     sample = draw_sample(pool, n, seed)
     passages = pool_passages(pool, sample, corpus)

@@ -13,13 +13,12 @@ from groundkit.stats._agreement import cohen_kappa
 from groundkit.stats._allpairs import AllPairsResult, PairResult, compare_all_pairs
 from groundkit.stats._bootstrap import (
     PERCENTILE_MIN_QUERIES,
-    BootstrapOptions,
     BootstrapResult,
     IntervalEstimate,
     bootstrap_interval,
     paired_bootstrap,
 )
-from groundkit.stats._compare import CompareOptions, compare_items
+from groundkit.stats._compare import compare_items
 from groundkit.stats._comparison import GateTest, ItemComparison, Role, Verdict
 from groundkit.stats._engine import ResampleMethod
 from groundkit.stats._errors import StatsError
@@ -37,7 +36,6 @@ from groundkit.stats._intervals import (
     mean_interval,
     paired_difference_interval,
 )
-from groundkit.stats._keywords import check_keywords
 from groundkit.stats._mcnemar import McNemarResult, mcnemar
 from groundkit.stats._multiplicity import Adjustment, bh_adjust, holm_adjust
 from groundkit.stats._permutation import SignFlipResult, sign_flip_test
@@ -65,9 +63,7 @@ __all__ = [
     "PERCENTILE_MIN_QUERIES",
     "Adjustment",
     "AllPairsResult",
-    "BootstrapOptions",
     "BootstrapResult",
-    "CompareOptions",
     "DifferenceInterval",
     "FamilySettings",
     "GateTest",
@@ -89,7 +85,6 @@ __all__ = [
     "__version__",
     "bh_adjust",
     "bootstrap_interval",
-    "check_keywords",
     "cohen_kappa",
     "compare_all_pairs",
     "compare_family",

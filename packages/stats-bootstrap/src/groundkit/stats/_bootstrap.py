@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TypedDict, Unpack
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,7 +17,6 @@ from groundkit.stats._engine import (
     percentile_interval,
     two_sided_tail_p,
 )
-from groundkit.stats._keywords import check_keywords
 from groundkit.stats._validation import (
     check_confidence,
     check_resamples,
@@ -29,7 +27,6 @@ from groundkit.stats._validation import (
 
 __all__ = [
     "PERCENTILE_MIN_QUERIES",
-    "BootstrapOptions",
     "BootstrapResult",
     "IntervalEstimate",
     "bootstrap_interval",
@@ -122,23 +119,19 @@ class IntervalEstimate(BaseModel):
     caution: str | None = None
 
 
-class BootstrapOptions(TypedDict, total=False):
-    """The resampling keywords of :func:`paired_bootstrap` (each optional, defaults there)."""
-
-    resamples: int
-    seed: int
-    confidence_level: float
-    method: ResampleMethod
-
-
-def paired_bootstrap(
+# Public API: each keyword is a documented option; grouping them would hide them from
+# help() and inspect.signature.
+def paired_bootstrap(  # noqa: PLR0913
     baseline_scores: Mapping[str, float],
     candidate_scores: Mapping[str, float],
     *,
     baseline_name: str,
     candidate_name: str,
     metric: str,
-    **options: Unpack[BootstrapOptions],
+    resamples: int = 10_000,
+    seed: int = 7,
+    confidence_level: float = 0.95,
+    method: ResampleMethod = "auto",
 ) -> BootstrapResult:
     """Paired bootstrap of the mean per-query delta (candidate − baseline).
 
@@ -173,12 +166,11 @@ def paired_bootstrap(
         baseline_name: Name of the baseline system (reported, used in error messages).
         candidate_name: Name of the candidate system (reported, used in error messages).
         metric: Name of the metric (reported).
-        **options: The resampling (:class:`BootstrapOptions`): ``resamples``, the number of
-            bootstrap resamples B (positive; default 10,000); ``seed``, the non-negative seed
-            for the numpy Generator (default 7); ``confidence_level``, the coverage of the
-            percentile interval, strictly between 0 and 1 (default 0.95); ``method``,
-            "auto" (default), "resample" (index resampling) or "multinomial" (counts of
-            distinct deltas).
+        resamples: Number of bootstrap resamples B (positive).
+        seed: Non-negative seed for the numpy Generator.
+        confidence_level: Coverage of the percentile interval, strictly between 0 and 1.
+        method: "auto", "resample" (index resampling) or "multinomial" (counts of distinct
+            deltas).
 
     Returns:
         The frozen `BootstrapResult`.
@@ -187,7 +179,6 @@ def paired_bootstrap(
         StatsError: If `resamples` is not positive, `confidence_level` is not strictly in
             (0, 1), there are no scores, the two mappings score different query ids, or any
             score is not a finite real number.
-        TypeError: An unknown keyword.
 
     Example:
         >>> result = paired_bootstrap(
@@ -201,11 +192,9 @@ def paired_bootstrap(
         >>> round(result.effect, 3)
         0.667
     """
-    check_keywords("paired_bootstrap", options, BootstrapOptions)
-    count = check_resamples(options.get("resamples", 10_000))
-    level = check_confidence(options.get("confidence_level", 0.95))
-    seed_value = check_seed(options.get("seed", 7))
-    method = options.get("method", "auto")
+    count = check_resamples(resamples)
+    level = check_confidence(confidence_level)
+    seed_value = check_seed(seed)
     _, baseline, candidate = paired_arrays(
         baseline_scores,
         candidate_scores,

@@ -3,30 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypedDict, Unpack
 
 from groundkit.stats._comparison import ItemComparison
 from groundkit.stats._errors import StatsError
 from groundkit.stats._family import FamilySettings, PairedScores, compare_family
 from groundkit.stats._intervals import Bounds
-from groundkit.stats._keywords import check_keywords
 from groundkit.stats._validation import format_ids
 
-__all__ = ["CompareOptions", "compare_items"]
+__all__ = ["compare_items"]
 
 RowValue = bool | float | int | Mapping[str, float]
-
-
-class CompareOptions(TypedDict, total=False):
-    """The settings keywords of :func:`compare_items`; defaults are :class:`FamilySettings`'s."""
-
-    resamples: int
-    seed: int
-    confidence_level: float
-    alpha: float
-    power: float
-    equivalence_margin: float | None
-    bounds: Bounds
 
 
 def _select(rows: Mapping[str, RowValue], *, side: str, metric: str | None) -> Mapping[str, object]:
@@ -53,12 +39,21 @@ def _select(rows: Mapping[str, RowValue], *, side: str, metric: str | None) -> M
     return selected
 
 
-def compare_items(
+# Public API: each keyword is a documented option; grouping them would hide them from
+# help() and inspect.signature. The defaults are FamilySettings' (one place for each), read
+# from its fields so the signature still shows their values.
+def compare_items(  # noqa: PLR0913
     a: Mapping[str, RowValue],
     b: Mapping[str, RowValue],
     *,
     metric: str | None = None,
-    **settings: Unpack[CompareOptions],
+    resamples: int = FamilySettings.resamples,
+    seed: int = FamilySettings.seed,
+    confidence_level: float = FamilySettings.confidence_level,
+    alpha: float = FamilySettings.alpha,
+    power: float = FamilySettings.power,
+    equivalence_margin: float | None = FamilySettings.equivalence_margin,
+    bounds: Bounds = FamilySettings.bounds,
 ) -> ItemComparison:
     """Compare two runs' per-item rows and return a verdict with its evidence.
 
@@ -82,15 +77,14 @@ def compare_items(
         a: Rows of the first (reference) run.
         b: Rows of the second run, with the same ids.
         metric: Metric to pick from per-metric rows; with plain rows it is only a label.
-        **settings: :class:`CompareOptions`, defaults those of :class:`FamilySettings`:
-            ``resamples`` (10,000), sign-flip patterns drawn when the test cannot be
-            enumerated exactly; ``seed`` (0), the non-negative seed of every random step;
-            ``confidence_level`` (0.95), the coverage of the interval, strictly in (0, 1);
-            ``alpha`` (0.05), the level for the gate and the detection limit, strictly in
-            (0, 1); ``power`` (0.80), the power for the detection limit, strictly in (0, 1);
-            ``equivalence_margin`` (None), the margin for the equivalence test (TOST), or
-            None; ``bounds`` ("auto"), the bounds of a score: "auto" ([0, 1] when every
-            score lies in it), a pair, or None for an unbounded metric.
+        resamples: Sign-flip patterns drawn when the test cannot be enumerated exactly.
+        seed: Non-negative seed of every random step.
+        confidence_level: Coverage of the interval, strictly in (0, 1).
+        alpha: Level for the gate and the detection limit, strictly in (0, 1).
+        power: Power for the detection limit, strictly in (0, 1).
+        equivalence_margin: Margin for the equivalence test (TOST), or None.
+        bounds: Bounds of a score: "auto" ([0, 1] when every score lies in it), a pair, or
+            None for an unbounded metric.
 
     Returns:
         The frozen `ItemComparison`.
@@ -98,10 +92,17 @@ def compare_items(
     Raises:
         StatsError: If the ids differ (the message lists them), a row lacks the metric, a value
             or a difference is not a finite number, or a setting is out of range.
-        TypeError: An unknown keyword.
     """
-    check_keywords("compare_items", settings, CompareOptions)
     rows_a = _select(a, side="a", metric=metric)
     rows_b = _select(b, side="b", metric=metric)
-    family = FamilySettings(adjustment="none", **settings)
-    return compare_family([PairedScores(rows_a, rows_b, metric=metric)], family)[0]
+    settings = FamilySettings(
+        resamples=resamples,
+        seed=seed,
+        confidence_level=confidence_level,
+        alpha=alpha,
+        power=power,
+        adjustment="none",
+        equivalence_margin=equivalence_margin,
+        bounds=bounds,
+    )
+    return compare_family([PairedScores(rows_a, rows_b, metric=metric)], settings)[0]
