@@ -239,13 +239,7 @@ class Corpus(Mapping[str, str]):
         texts: dict[str, str] = {}
         for folder, dirnames, filenames in os.walk(root, onerror=_raise_walk_error):
             here = Path(folder)
-            for name in list(dirnames):
-                child = here / name
-                if name.startswith(".") or (
-                    child.is_symlink() and _inside(resolved_root, child, child.as_posix())
-                ):
-                    dirnames.remove(name)
-            dirnames.sort()
+            _prune_folders(resolved_root, here, dirnames)
             # Plain strings and one lstat per file: pathlib per file costs more than the reading.
             # ``location`` and ``prefix + name`` are the strings of ``here / name`` and of its
             # path relative to the folder.
@@ -259,24 +253,8 @@ class Corpus(Mapping[str, str]):
                 # macOS may hand back decomposed (NFD) names; ids are always NFC so that they
                 # match the ids typed in judgments.
                 doc = unicodedata.normalize("NFC", prefix + name)
-                try:
-                    mode: int | None = os.lstat(location).st_mode
-                except PermissionError:
-                    raise JudgmentError(
-                        "cannot read this entry (permission denied on its folder)",
-                        path=location,
-                        item_id=doc,
-                    ) from None
-                except (OSError, ValueError):
-                    mode = None  # let pathlib decide below, exactly as for a link
-                if mode is None or stat.S_ISLNK(mode):
-                    file = here / name
-                    if file.is_symlink():
-                        _inside(resolved_root, file, doc)
-                    if not file.is_file():
-                        continue
-                elif not stat.S_ISREG(mode):
-                    continue  # sockets, fifos, device files: not documents
+                if not _is_document(resolved_root, here, name, location, doc):
+                    continue
                 if doc in texts:
                     raise JudgmentError(
                         "two files have this name once Unicode-normalised (NFC); rename one",
@@ -309,6 +287,37 @@ class Corpus(Mapping[str, str]):
         if not candidate.exists():
             raise JudgmentError("no such file or folder", path=candidate)
         raise JudgmentError("a corpus is a folder of text files or a .jsonl file", path=candidate)
+
+
+def _prune_folders(resolved_root: Path, here: Path, dirnames: list[str]) -> None:
+    """Drop hidden folders and links to folders inside the corpus from the walk, in place."""
+    for name in list(dirnames):
+        child = here / name
+        if name.startswith(".") or (
+            child.is_symlink() and _inside(resolved_root, child, child.as_posix())
+        ):
+            dirnames.remove(name)
+    dirnames.sort()
+
+
+def _is_document(resolved_root: Path, here: Path, name: str, location: str, doc: str) -> bool:
+    """Whether the entry ``name`` of ``here`` (at ``location``) is a regular file to load."""
+    try:
+        mode: int | None = os.lstat(location).st_mode
+    except PermissionError:
+        raise JudgmentError(
+            "cannot read this entry (permission denied on its folder)",
+            path=location,
+            item_id=doc,
+        ) from None
+    except (OSError, ValueError):
+        mode = None  # let pathlib decide below, exactly as for a link
+    if mode is None or stat.S_ISLNK(mode):
+        file = here / name
+        if file.is_symlink():
+            _inside(resolved_root, file, doc)
+        return file.is_file()
+    return stat.S_ISREG(mode)  # sockets, fifos, device files: not documents
 
 
 def _raise_walk_error(error: OSError) -> None:

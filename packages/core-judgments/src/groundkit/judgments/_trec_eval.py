@@ -58,14 +58,13 @@ import numpy.typing as npt
 
 from groundkit.judgments._errors import JudgmentError
 from groundkit.judgments._trec import trec_ranking
-from groundkit.judgments._trec_arrays import (
-    _at,
-    _iprec,
-    _log2_table,
-    _ratio,
-    _relevant_ranks,
-    _row_sums,
-    _sequential_sum,
+from groundkit.judgments._trec_arrays import _log2_table, _sequential_sum
+from groundkit.judgments._trec_measures import (
+    _GEOMETRIC,
+    _RECALL_POINTS,
+    _block,
+    _BlockInput,
+    _Measure,
 )
 
 __all__ = ["TrecEvalResult", "evaluate_trec", "trec_measure_names"]
@@ -76,9 +75,7 @@ IntArray = npt.NDArray[np.int64]
 _NONPOOL = -1
 _UNJUDGED = -2
 _PADDING = -3
-_MIN_GEO_MEAN = 0.00001
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-_RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
 # Families in trec_eval's print order, with their parameter kind and default parameters.
@@ -129,14 +126,6 @@ _OFFICIAL = (
 )
 _COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
 _SUMMARY_ONLY = frozenset({"runid", "num_q", "gm_map", "gm_bpref"})
-_GEOMETRIC = {"gm_map": "map", "gm_bpref": "bpref"}
-
-
-@dataclass(frozen=True)
-class _Measure:
-    family: str
-    name: str  # printed name
-    param: float | None = None
 
 
 @dataclass(frozen=True)
@@ -198,38 +187,40 @@ def _parse_params(family: str, kind: str, text: str, request: str) -> tuple[floa
     return tuple(values)
 
 
+def _add_request(request: str, requested: dict[str, set[float]], explicit: dict[str, str]) -> None:
+    """Add one measure request's families and parameters to ``requested``."""
+    if request in ("official", "all_trec"):
+        families = _OFFICIAL if request == "official" else tuple(_FAMILIES)
+        for family in families:
+            requested.setdefault(family, set()).update(_FAMILIES[family][1])
+        return
+    family, dot, params = request.partition(".")
+    if family in _FAMILIES:
+        kind, defaults = _FAMILIES[family]
+        if not dot:
+            requested.setdefault(family, set()).update(defaults)
+            return
+        values = _parse_params(family, kind, params, request)
+        if kind == "length":
+            explicit[family] = params
+        requested.setdefault(family, set()).update(values)
+        return
+    stem, _, suffix = request.rpartition("_")
+    kind = _FAMILIES.get(stem, ("", ()))[0]
+    if kind in ("long", "float"):
+        requested.setdefault(stem, set()).update(_parse_params(stem, kind, suffix, request))
+        return
+    raise JudgmentError(
+        f"unknown or unsupported trec_eval measure {request!r} "
+        f"(supported: official, all_trec, {', '.join(_FAMILIES)})"
+    )
+
+
 def _select(measures: Sequence[str] | None) -> list[_Measure]:
     requested: dict[str, set[float]] = {}
     explicit: dict[str, str] = {}
     for request in measures if measures is not None else ["official"]:
-        if request == "official":
-            for family in _OFFICIAL:
-                requested.setdefault(family, set()).update(_FAMILIES[family][1])
-            continue
-        if request == "all_trec":
-            for family, (_, defaults) in _FAMILIES.items():
-                requested.setdefault(family, set()).update(defaults)
-            continue
-        family, dot, params = request.partition(".")
-        if family in _FAMILIES:
-            kind, defaults = _FAMILIES[family]
-            if dot:
-                values = _parse_params(family, kind, params, request)
-                if kind == "length":
-                    explicit[family] = params
-                requested.setdefault(family, set()).update(values)
-            else:
-                requested.setdefault(family, set()).update(defaults)
-            continue
-        stem, _, suffix = request.rpartition("_")
-        kind = _FAMILIES.get(stem, ("", ()))[0]
-        if kind in ("long", "float"):
-            requested.setdefault(stem, set()).update(_parse_params(stem, kind, suffix, request))
-            continue
-        raise JudgmentError(
-            f"unknown or unsupported trec_eval measure {request!r} "
-            f"(supported: official, all_trec, {', '.join(_FAMILIES)})"
-        )
+        _add_request(request, requested, explicit)
     selected: list[_Measure] = []
     for family, (kind, _) in _FAMILIES.items():
         if family not in requested:
@@ -321,111 +312,6 @@ def _ideal_dcg(ranked: _Rankings, cutoffs: Iterable[int]) -> dict[int, FloatArra
     return out
 
 
-def _block(
-    codes: IntArray,
-    lengths: IntArray,
-    measures: Sequence[_Measure],
-    level: int,
-    counts: tuple[IntArray, IntArray],
-    ideal: Mapping[int, FloatArray],
-    rows: IntArray,
-) -> dict[str, FloatArray]:
-    n_queries, depth = codes.shape
-    relevant = codes >= level
-    cum: IntArray = np.cumsum(relevant, axis=1, dtype=np.int64)
-    ranks = np.arange(1, depth + 1, dtype=np.float64)
-    n_rel = counts[0][rows]
-    n_nonrel = counts[1][rows]
-    rel_ret: IntArray = cum[:, -1] if depth else np.zeros(n_queries, np.int64)
-    precision = cum / ranks
-    precision_at_rel = np.where(relevant, precision, 0.0)
-    out: dict[str, FloatArray] = {}
-    precision_after: FloatArray | None = None
-    relevant_ranks: tuple[IntArray, IntArray] | None = None
-    discounted = np.zeros((0, 0))
-    if any(m.family in ("ndcg", "ndcg_cut") for m in measures):
-        discounted = np.maximum(codes, 0).astype(np.float64) / _log2_table(depth)[None, :]
-    for measure in measures:
-        family, param = measure.family, measure.param
-        cutoff = np.full(n_queries, int(param or 0), dtype=np.int64)
-        if family == "num_ret":
-            value = lengths.astype(np.float64)
-        elif family == "num_rel":
-            value = n_rel.astype(np.float64)
-        elif family == "num_rel_ret":
-            value = rel_ret.astype(np.float64)
-        elif family in ("map", "gm_map"):
-            value = _ratio(_row_sums(precision_at_rel), n_rel)
-        elif family == "Rprec":
-            value = _ratio(_at(cum, lengths, n_rel), n_rel)
-        elif family in ("bpref", "gm_bpref"):
-            nonrel = (codes >= 0) & (codes < level)
-            before: IntArray = np.cumsum(nonrel, axis=1, dtype=np.int64) - nonrel
-            bound = np.minimum(n_nonrel, n_rel)[:, None]
-            term = np.where(
-                before > 0, 1.0 - _ratio(np.minimum(before, n_rel[:, None]), bound), 1.0
-            )
-            value = _ratio(_row_sums(np.where(relevant, term, 0.0)), n_rel)
-        elif family == "recip_rank":
-            first = relevant.argmax(axis=1) if depth else np.zeros(n_queries, np.int64)
-            value = np.where(relevant.any(axis=1), 1.0 / (first + 1.0), 0.0)
-        elif family in ("iprec_at_recall", "11pt_avg"):
-            if precision_after is None or relevant_ranks is None:
-                precision_after = np.maximum.accumulate(precision[:, ::-1], axis=1)[:, ::-1]
-                relevant_ranks = _relevant_ranks(relevant, rel_ret)
-            points = (param,) if family == "iprec_at_recall" else _RECALL_POINTS
-            value = np.mean(
-                [
-                    _iprec(precision_after, relevant_ranks, n_rel, rel_ret, float(p or 0.0))
-                    for p in points
-                ],
-                axis=0,
-            )
-            value = np.where(lengths > 0, value, 0.0)
-        elif family == "P":
-            value = _at(cum, lengths, cutoff) / float(param or 1)
-        elif family == "recall":
-            value = _ratio(_at(cum, lengths, cutoff), n_rel)
-        elif family == "Rprec_mult":
-            mult_cut = np.floor(float(param or 0.0) * n_rel + 0.9).astype(np.int64)
-            value = _ratio(_at(cum, lengths, mult_cut), mult_cut)
-        elif family == "utility":
-            value = (2 * rel_ret - lengths).astype(np.float64)
-        elif family == "ndcg":
-            value = _ratio(_row_sums(discounted), ideal[0][rows])
-        elif family == "ndcg_cut":
-            top = int(param or 0)
-            value = _ratio(_row_sums(discounted[:, :top]), ideal[top][rows])
-        elif family == "map_cut":
-            top = int(param or 0)
-            value = _ratio(_row_sums(precision_at_rel[:, :top]), n_rel)
-        elif family == "relative_P":
-            value = _ratio(_at(cum, lengths, cutoff), np.minimum(cutoff, n_rel))
-        elif family == "success":
-            value = (_at(cum, lengths, cutoff) > 0).astype(np.float64)
-        elif family == "set_P":
-            value = _ratio(rel_ret, lengths)
-        elif family == "set_relative_P":
-            value = _ratio(rel_ret, np.minimum(lengths, n_rel))
-        elif family == "set_recall":
-            value = _ratio(rel_ret, n_rel)
-        elif family == "set_map":
-            value = _ratio(rel_ret.astype(np.float64) ** 2, lengths * n_rel)
-        elif family == "set_F":
-            set_p = _ratio(rel_ret, lengths)
-            set_r = _ratio(rel_ret, n_rel)
-            value = _ratio(2.0 * set_p * set_r, set_p + set_r)
-        elif family == "num_nonrel_judged_ret":
-            value = ((codes >= 0) & (codes < level)).sum(axis=1).astype(np.float64)
-        else:
-            continue
-        if family in _GEOMETRIC:
-            floored = np.maximum(value, _MIN_GEO_MEAN)
-            value = np.fromiter((math.log(v) for v in floored.tolist()), np.float64, len(floored))
-        out[measure.name] = value
-    return out
-
-
 def _relstring(codes: IntArray, length: int) -> str:
     chars = []
     for code in codes[:length].tolist():
@@ -494,15 +380,32 @@ def _evaluate_ranked(
     n_queries = len(ranked.query_ids)
     if n_queries == 0:
         raise JudgmentError("no query has both relevance judgments and a ranking")
+    numeric = [m for m in selected if m.family not in ("runid", "num_q", "relstring")]
+    values = _per_query_values(ranked, numeric, relevance_level)
+    per_query: dict[str, dict[str, float]] = {}
+    per_query_names = [m.name for m in numeric if m.family not in _SUMMARY_ONLY]
+    for row, query in enumerate(ranked.query_ids):
+        per_query[query] = {name: float(values[name][row]) for name in per_query_names}
+    return TrecEvalResult(
+        measures=tuple(m.name for m in selected),
+        per_query=per_query,
+        summary=_summary(selected, values, n_queries),
+        run_id=run_id,
+        relstrings=_relstrings(ranked, selected),
+    )
+
+
+def _per_query_values(
+    ranked: _Rankings, numeric: Sequence[_Measure], relevance_level: int
+) -> dict[str, FloatArray]:
+    """``{printed name: value per evaluated query}`` of the numeric measures."""
+    n_queries = len(ranked.query_ids)
     lengths = np.diff(ranked.offsets)
-    cutoffs = {0} | {int(m.param or 0) for m in selected if m.family == "ndcg_cut"}
+    cutoffs = {0} | {int(m.param or 0) for m in numeric if m.family == "ndcg_cut"}
     ideal = _ideal_dcg(ranked, sorted(cutoffs))
     is_rel = ranked.judged_level >= relevance_level
-    counts = (
-        np.bincount(ranked.judged_query[is_rel], minlength=n_queries).astype(np.int64),
-        np.bincount(ranked.judged_query[~is_rel], minlength=n_queries).astype(np.int64),
-    )
-    numeric = [m for m in selected if m.family not in ("runid", "num_q", "relstring")]
+    n_rel = np.bincount(ranked.judged_query[is_rel], minlength=n_queries).astype(np.int64)
+    n_nonrel = np.bincount(ranked.judged_query[~is_rel], minlength=n_queries).astype(np.int64)
     values: dict[str, FloatArray] = {m.name: np.zeros(n_queries) for m in numeric}
     # Queries grouped by ranking-length class so the padded matrices stay small.
     classes = np.where(lengths > 1, np.ceil(np.log2(np.maximum(lengths, 1))), 0).astype(np.int64)
@@ -513,14 +416,22 @@ def _evaluate_ranked(
         valid = ranks < lengths[rows][:, None]
         index = np.where(valid, ranked.offsets[rows][:, None] + ranks, 0)
         codes = np.where(valid, ranked.codes[index] if ranked.codes.size else _PADDING, _PADDING)
-        block = _block(codes, lengths[rows], numeric, relevance_level, counts, ideal, rows)
-        for name, column in block.items():
+        block = _BlockInput(
+            codes=codes,
+            lengths=lengths[rows],
+            level=relevance_level,
+            n_rel=n_rel[rows],
+            n_nonrel=n_nonrel[rows],
+            ideal={cutoff: idcg[rows] for cutoff, idcg in ideal.items()},
+        )
+        for name, column in _block(block, numeric).items():
             values[name][rows] = column
+    return values
 
-    per_query: dict[str, dict[str, float]] = {}
-    per_query_names = [m.name for m in numeric if m.family not in _SUMMARY_ONLY]
-    for row, query in enumerate(ranked.query_ids):
-        per_query[query] = {name: float(values[name][row]) for name in per_query_names}
+
+def _summary(
+    selected: Sequence[_Measure], values: Mapping[str, FloatArray], n_queries: int
+) -> dict[str, float]:
     summary: dict[str, float] = {}
     for measure in selected:
         if measure.family == "num_q":
@@ -532,6 +443,10 @@ def _evaluate_ranked(
         elif measure.name in values:
             # Accumulated query by query in qid order, then divided: trec_eval's arithmetic.
             summary[measure.name] = _sequential_sum(values[measure.name]) / n_queries
+    return summary
+
+
+def _relstrings(ranked: _Rankings, selected: Sequence[_Measure]) -> dict[str, dict[str, str]]:
     relstrings: dict[str, dict[str, str]] = {}
     for measure in selected:
         if measure.family == "relstring":
@@ -540,10 +455,4 @@ def _evaluate_ranked(
                 relstrings.setdefault(query, {})[measure.name] = _relstring(
                     codes_q, int(measure.param or 0)
                 )
-    return TrecEvalResult(
-        measures=tuple(m.name for m in selected),
-        per_query=per_query,
-        summary=summary,
-        run_id=run_id,
-        relstrings=relstrings,
-    )
+    return relstrings

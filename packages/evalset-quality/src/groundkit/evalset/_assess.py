@@ -438,7 +438,29 @@ def _closed_book(
     return matched, checked, notes
 
 
-def assess(
+def _unique(judgments: Sequence[Judgment]) -> list[Judgment]:
+    items = list(judgments)
+    seen: set[str] = set()
+    for judgment in items:
+        if judgment.query_id in seen:
+            raise EvalSetError("query id appears twice in the set", item_id=judgment.query_id)
+        seen.add(judgment.query_id)
+    return items
+
+
+def _given_systems(baseline_scores: ScoreInput) -> tuple[_Systems, list[str]]:
+    """The systems of the given per-question scores, and the question ids they score."""
+    normalised = normalise_scores(baseline_scores)
+    counts = {len(v) for v in normalised.values()}
+    systems = _Systems(
+        per_question=normalised, system_count=max(counts) if counts else 1, source="given"
+    )
+    return systems, list(normalised)
+
+
+# Public API: each keyword is a documented option; grouping them would hide them from
+# help() and inspect.signature.
+def assess(  # noqa: PLR0913
     judgments: Sequence[Judgment],
     *,
     corpus: Corpus | Mapping[str, str] | None = None,
@@ -475,12 +497,7 @@ def assess(
         EvalSetError: Repeated query ids, scores outside [0, 1], a metric the report lacks, or
             a report about another set.
     """
-    items = list(judgments)
-    seen: set[str] = set()
-    for judgment in items:
-        if judgment.query_id in seen:
-            raise EvalSetError("query id appears twice in the set", item_id=judgment.query_id)
-        seen.add(judgment.query_id)
+    items = _unique(judgments)
     answerable = [j for j in items if j.answerable]
     answerable_ids = [j.query_id for j in answerable]
     n = len(answerable)
@@ -511,14 +528,7 @@ def assess(
             systems = _systems_from_report(tables, answerable_ids)
             given_ids = sorted({q for table in tables.values() for q in table})
     if baseline_scores is not None:
-        normalised = normalise_scores(baseline_scores)
-        given_ids = list(normalised)
-        counts = {len(v) for v in normalised.values()}
-        systems = _Systems(
-            per_question=normalised,
-            system_count=max(counts) if counts else 1,
-            source="given",
-        )
+        systems, given_ids = _given_systems(baseline_scores)
     notes += _paired_note(worst, observed, report.baseline.name if report else None)
     notes += _review_notes(reviewed, len(items), reviewed_key)
     notes += resolve_notes

@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Final, Literal
+from typing import ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -28,6 +28,7 @@ from groundkit.evalset._calibration import (
 )
 from groundkit.evalset._errors import EvalSetError
 from groundkit.evalset._judge import RELEVANT_GRADE, JudgeRun, JudgeUsage, RelevanceJudge
+from groundkit.evalset._judged_span import JudgedSpan
 from groundkit.judgments import CalibrationFigures, EvalReport, format_validation_error
 
 __all__ = [
@@ -67,19 +68,26 @@ class CalibrationStratum(BaseModel):
     decided: int = Field(ge=0)
 
 
-class CalibrationItem(BaseModel):
+class CalibrationItem(JudgedSpan):
     """One sampled hit and the judge's verdict on it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    json_order: ClassVar[tuple[str, ...]] = (
+        "stratum",
+        "query_id",
+        "stage",
+        "rank",
+        "doc",
+        "start",
+        "end",
+        "passage_sha256",
+        "grades",
+        "majority",
+        "judged_relevant",
+        "failures",
+    )
 
     stratum: Stratum
-    query_id: str
-    stage: str
-    rank: int = Field(ge=1)
-    doc: str
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
-    passage_sha256: str
     grades: list[int] = Field(default_factory=list)
     majority: int | None = None
     judged_relevant: bool | None = None
@@ -152,7 +160,9 @@ def card_path(report_path: Path, judge: str) -> Path:
     return report_path.with_name(f"{report_path.stem}.calibration.{judge_id(judge)}.json")
 
 
-def build_card(
+# Public API: each keyword is a documented option; grouping them would hide them from
+# help() and inspect.signature.
+def build_card(  # noqa: PLR0913
     sample: CalibrationSample,
     run: JudgeRun,
     report: EvalReport,
@@ -257,7 +267,9 @@ def find_card(
     return card if card.matches(judge, model, prompt_version, report) else None
 
 
-def calibrate(
+# Public API: each keyword is a documented option; grouping them would hide them from
+# help() and inspect.signature.
+def calibrate(  # noqa: PLR0913
     report: EvalReport,
     corpus: Mapping[str, str],
     judge: RelevanceJudge,

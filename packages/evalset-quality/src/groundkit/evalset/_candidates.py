@@ -13,11 +13,12 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from groundkit.evalset._errors import EvalSetError
+from groundkit.evalset._judged_span import JudgedSpan, SpanKey
 from groundkit.judgments import GoldQuote, Judgment, format_validation_error
 
 __all__ = [
@@ -34,31 +35,29 @@ CandidateAction = Literal["accept", "reject", "skip"]
 #: ``meta`` key listing the gold quotes a review added from judged candidates.
 CANDIDATE_SOURCE_KEY = "gold_added_from_candidates"
 
-SpanKey = tuple[str, str, int, int]
 _Row = TypeVar("_Row", bound=BaseModel)
 
 
-class CandidateLine(BaseModel):
+class CandidateLine(JudgedSpan):
     """One line of an adjudication list (extra fields are kept by adjudicate, ignored here)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
+    json_order: ClassVar[tuple[str, ...]] = (
+        "query_id",
+        "query",
+        "stage",
+        "rank",
+        "doc",
+        "start",
+        "end",
+        "passage_sha256",
+        "grades",
+        "majority",
+        "possibly_missing_from_gold",
+    )
 
-    query_id: str
     query: str
-    stage: str
-    rank: int = Field(ge=1)
-    doc: str
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
-    passage_sha256: str
-    grades: list[int]
-    majority: int | None
     possibly_missing_from_gold: bool
-
-    @property
-    def key(self) -> SpanKey:
-        """The (query, span) the line is about."""
-        return (self.query_id, self.doc, self.start, self.end)
 
 
 class CandidateDecision(BaseModel):

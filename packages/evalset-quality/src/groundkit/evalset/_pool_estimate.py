@@ -185,7 +185,9 @@ def _notes(strata: Sequence[PoolStratum], level: str) -> list[str]:
     return notes
 
 
-def run_pool(
+# Public API: each keyword is a documented option; grouping them would hide them from
+# help() and inspect.signature.
+def run_pool(  # noqa: PLR0913
     reports: Sequence[tuple[str, EvalReport]],
     corpus: Mapping[str, str],
     judge: RelevanceJudge,

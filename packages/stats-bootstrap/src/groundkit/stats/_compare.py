@@ -39,18 +39,21 @@ def _select(rows: Mapping[str, RowValue], *, side: str, metric: str | None) -> M
     return selected
 
 
-def compare_items(
+# Public API: each keyword is a documented option; grouping them would hide them from
+# help() and inspect.signature. The defaults are FamilySettings' (one place for each), read
+# from its fields so the signature still shows their values.
+def compare_items(  # noqa: PLR0913
     a: Mapping[str, RowValue],
     b: Mapping[str, RowValue],
     *,
     metric: str | None = None,
-    resamples: int = 10_000,
-    seed: int = 0,
-    confidence_level: float = 0.95,
-    alpha: float = 0.05,
-    power: float = 0.80,
-    equivalence_margin: float | None = None,
-    bounds: Bounds = "auto",
+    resamples: int = FamilySettings.resamples,
+    seed: int = FamilySettings.seed,
+    confidence_level: float = FamilySettings.confidence_level,
+    alpha: float = FamilySettings.alpha,
+    power: float = FamilySettings.power,
+    equivalence_margin: float | None = FamilySettings.equivalence_margin,
+    bounds: Bounds = FamilySettings.bounds,
 ) -> ItemComparison:
     """Compare two runs' per-item rows and return a verdict with its evidence.
 
