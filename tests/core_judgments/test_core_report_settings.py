@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
+from tests.core_judgments.test_core_report import _report_data
 
 from groundkit.judgments import (
     SCHEMA_VERSION,
@@ -42,37 +43,11 @@ _OLD_STAGE_HASH = "3c36a0eb61d3c734478fbbf2a4aab4ee1beff637618b2ca8637b89a77aab3
 
 
 def _old_report(version: str, chunker: Any = _PARTIAL_CHUNKER) -> dict[str, Any]:
-    hit = {"doc": "a.txt", "start": 0, "end": 40, "score": 2.5}
-    return {
-        "schema_version": version,
-        "run": {
-            "created_at": "2026-11-29T00:00:00Z",
-            "package_versions": {"groundkit-core-judgments": "0.1.0"},
-            "corpus_fingerprint": "c" * 64,
-            "judgments_fingerprint": "j" * 64,
-            "headline_metrics": ["recall@10"],
-        },
-        "queries": [
-            {
-                "query_id": "q-1",
-                "query": "what is a?",
-                "gold": [{"doc": "a.txt", "quote": "alpha", "spans": [[0, 5]], "method": "exact"}],
-            }
-        ],
-        "stages": [
-            {
-                "name": "bm25",
-                "kind": "bm25",
-                "baseline": True,
-                "retriever": dict(_SETTINGS),
-                "chunker": chunker,
-                "queries": [{"query_id": "q-1", "scores": {"recall@10": 1.0}, "hits": [hit]}],
-                "aggregates": {
-                    "recall@10": {"mean": 1.0, "low": 1.0, "high": 1.0, "query_count": 1}
-                },
-            }
-        ],
-    }
+    data = _report_data()  # the 1.x layout: hits and scores inside each query
+    data["schema_version"] = version
+    baseline = {**data["stages"][0], "retriever": dict(_SETTINGS), "chunker": chunker}
+    data["stages"] = [baseline]
+    return data
 
 
 def _independent_hash(config: Any) -> str:
