@@ -11,8 +11,8 @@ do not move. A config object given in Python is recorded in full, as the harness
 Retriever kinds are registered in the harness and by plugins, so core cannot name their
 models. A kind's settings model dumps (``mode="json"``, without ``kind``, which is
 ``StageReport.kind``) into a :class:`RetrieverRecord`: a read-only mapping of JSON values,
-written as the same flat object as before, which the harness validates back into the kind's
-model when it needs the typed settings.
+written as the same flat object as before (a value that is not JSON is refused when the
+stage is built, not when the file is written).
 """
 
 from __future__ import annotations
