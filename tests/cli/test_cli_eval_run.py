@@ -111,8 +111,8 @@ def test_flags_run_writes_report_and_items(data: tuple[Path, Path], tmp_path: Pa
     assert result.exit_code == 0, result.output
     report = load_report(tmp_path / "report.json")
     assert [s.name for s in report.stages] == ["bm25", "small", "both"]
-    assert report.stages[0].chunker == {"kind": "paragraphs", "max_chars": 1000}
-    assert report.stages[1].chunker == {"kind": "chars", "size": 60, "overlap": 10}
+    assert report.stages[0].chunker_record == {"kind": "paragraphs", "max_chars": 1000}
+    assert report.stages[1].chunker_record == {"kind": "chars", "size": 60, "overlap": 10}
     assert check_report(json.loads((tmp_path / "report.json").read_text())) == []
     assert report.run.bootstrap.resamples == 200
     assert report.run.command is not None
@@ -151,8 +151,8 @@ def test_config_file_and_flag_overrides(data: tuple[Path, Path], tmp_path: Path)
     assert report.run.bootstrap.seed == 9
     assert report.run.level == "document"
     assert report.stages[1].name == "wide"
-    assert report.stages[1].chunker == {"kind": "chars", "size": 120, "overlap": 0}
-    assert report.stages[0].chunker == {"kind": "paragraphs", "max_chars": 1000}
+    assert report.stages[1].chunker_record == {"kind": "chars", "size": 120, "overlap": 0}
+    assert report.stages[0].chunker_record == {"kind": "paragraphs", "max_chars": 1000}
     assert not (tmp_path / "doc.items.jsonl").exists()
 
 

@@ -265,7 +265,7 @@ def test_an_entry_point_plugin_runs_in_a_real_subprocess(
     report = load_report(workspace / "groundkit-report.json")
     words = report.stage("words")
     assert words.kind == "throwaway-overlap"
-    assert words.chunker == {"kind": "paragraphs", "max_chars": 1000}
+    assert words.chunker_record == {"kind": "paragraphs", "max_chars": 1000}
     assert words.queries[0].hits
     assert report.run.package_versions.get("throwaway-overlap") == "0.1.0"
 

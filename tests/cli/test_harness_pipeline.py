@@ -125,7 +125,7 @@ def test_bm25_run_passes_the_contract_and_round_trips(tmp_path: Path) -> None:
     assert stage.chunk_count >= 4
     assert stage.indexed_documents == 4
     assert stage.retriever["k1"] == 1.5
-    assert stage.chunker == {"kind": "chars", "size": 80, "overlap": 10}
+    assert stage.chunker_record == {"kind": "chars", "size": 80, "overlap": 10}
     top = stage.queries[0]
     assert top.hits[0].doc in ("alpha.md", "delta.md")
     assert top.scores["recall@1"] == 1.0

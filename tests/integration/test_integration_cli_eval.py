@@ -65,7 +65,7 @@ def test_run_then_compare_items(workspace: Path) -> None:
     assert second.returncode == 0, second.stderr
     for name in ("a.json", "b.json"):
         assert check_report(json.loads((workspace / name).read_text())) == []
-    assert load_report(workspace / "b.json").baseline.chunker == {
+    assert load_report(workspace / "b.json").baseline.chunker_record == {
         "kind": "chars",
         "size": 40,
         "overlap": 0,

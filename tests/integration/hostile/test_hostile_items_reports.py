@@ -121,7 +121,22 @@ REPORT_CASES: dict[str, tuple[Callable[[dict[str, Any]], str | bytes], list[str]
         lambda d: json.dumps({**d, "timings": {"load": float("nan")}}),
         ["in.json", "NaN"],
     ),
+    "chunker of no kind": (
+        lambda d: _chunker(d, {"kind": "semantic", "size": 10}),
+        ["in.json", "stages.0.chunker"],
+    ),
+    "chunker no run used": (
+        lambda d: _chunker(d, {"kind": "chars", "size": 100}),
+        ["in.json", "overlap (200) must be smaller than size (100)"],
+    ),
 }
+
+
+def _chunker(data: dict[str, Any], chunker: Any, version: str = "2.0") -> str:
+    data["schema_version"] = version
+    data["stages"][0]["chunker"] = chunker
+    return json.dumps(data)
+
 
 READERS = {
     "eval report --html": lambda r, t: ["eval", "report", r, "--html", t / "page.html"],
@@ -208,3 +223,22 @@ def test_later_minor_report_is_read(tmp_path: Path, old_run: Path, tally: Tally)
     report = tmp_path / "in.json"
     report.write_text(json.dumps(data))
     check_case(tally, "reports", ["eval", "diagnose", report], inputs=[report], exit_code=0)
+
+
+# compare asks for a second stage this one-stage run lacks (whatever its chunker)
+@pytest.mark.parametrize("reader", sorted(set(READERS) - {"eval compare (report)"}))
+def test_an_older_report_with_a_partial_chunker_is_read(
+    reader: str, tmp_path: Path, old_run: Path, tally: Tally
+) -> None:
+    # A 2.0 report whose chunker leaves its defaults out (written by hand or another tool).
+    report = tmp_path / "in.json"
+    report.write_text(_chunker(_report(old_run), {"kind": "paragraphs"}), encoding="utf-8")
+    judgments = tmp_path / "j.jsonl"
+    judgments.write_text(
+        '{"query_id": "a", "query": "How long?", "gold": [], "category": "unanswerable"}\n'
+    )
+    check_case(tally, "reports", READERS[reader](report, tmp_path), inputs=[report], exit_code=0)
+    if reader == "eval report --html":  # the page shows the settings the run used
+        page = (tmp_path / "page.html").read_text(encoding="utf-8")
+        assert "<strong>paragraphs</strong> " in page
+        assert "max_chars=1000" in page

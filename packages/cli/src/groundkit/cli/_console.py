@@ -18,6 +18,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
@@ -113,10 +114,11 @@ def _stage_label(stage: StageReport) -> Text:
 
 def _stage_setup(stage: StageReport) -> str:
     parts = [stage.kind]
-    if stage.chunker:
-        kind = stage.chunker.get("kind", "?")
-        extras = [f"{key}={value}" for key, value in sorted(stage.chunker.items()) if key != "kind"]
-        parts.append(f"{kind}({', '.join(extras)})" if extras else str(kind))
+    if stage.chunker is not None:
+        settings = stage.chunker.model_dump(mode="json")
+        extras = [f"{key}={value}" for key, value in sorted(settings.items()) if key != "kind"]
+        kind = stage.chunker.kind
+        parts.append(f"{kind}({', '.join(extras)})" if extras else kind)
     if stage.chunk_count is not None:
         parts.append(f"{stage.chunk_count:,} chunks")
     return " · ".join(parts)
@@ -332,9 +334,18 @@ class ProgressDisplay:
     time left. Loading a model is a step of its own (``<stage>: load model``): its bar shows
     the time spent while the model loads, and a line saying how long it took stays once it
     has. Use as a context manager; call the instance as the hook.
+
+    Another display draws its own bars through :meth:`show` with its own ``columns`` (the
+    sweep's arms bar does).
     """
 
-    def __init__(self, *, enabled: bool | None = None, file: IO[str] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        enabled: bool | None = None,
+        file: IO[str] | None = None,
+        columns: Sequence[str | ProgressColumn] | None = None,
+    ) -> None:
         stream = file if file is not None else sys.stderr
         self.enabled = (
             bool(getattr(stream, "isatty", lambda: False)()) if enabled is None else enabled
@@ -342,18 +353,18 @@ class ProgressDisplay:
         self._progress: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
         self._stream = stream
+        self._columns = None if columns is None else tuple(columns)
 
     def __enter__(self) -> ProgressDisplay:
         if self.enabled:
-            self._progress = Progress(
+            columns = self._columns or (
                 TextColumn("{task.description:<28}"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
                 TimeRemainingColumn(),
-                console=Console(file=self._stream),
-                transient=True,
             )
+            self._progress = Progress(*columns, console=Console(file=self._stream), transient=True)
             self._progress.start()
         return self
 
@@ -380,3 +391,16 @@ class ProgressDisplay:
             self._progress.console.print(
                 f"{phase.removesuffix(LOAD_MODEL_PHASE)}model loaded in {elapsed:.1f} s"
             )
+
+    def show(self, name: str, *, completed: float, total: float | None, **fields: Any) -> None:
+        """Set the bar ``name`` to ``completed`` and its ``fields`` (added, of ``total``, first).
+
+        Nothing happens when the display is off.
+        """
+        if self._progress is None:
+            return
+        task = self._tasks.get(name)
+        if task is None:
+            task = self._progress.add_task(name, total=total, **fields)
+            self._tasks[name] = task
+        self._progress.update(task, completed=completed, **fields)

@@ -6,22 +6,14 @@ other arms go on); 2 for a bad sweep file or folder (nothing written).
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from groundkit.cli._console import make_console, progress_option
+from groundkit.cli._console import ProgressDisplay, make_console, progress_option
 from groundkit.cli._errors import StageFailedError
 from groundkit.harness import SweepEvent, SweepPoint, SweepSummary, load_sweep, run_sweep
 from groundkit.judgments import StageComparison
@@ -41,47 +33,42 @@ def _duration(seconds: float | None) -> str:
 class SweepDisplay:
     """Arms done / total with an ETA, as a rich bar on standard error (only on a terminal).
 
-    One line per finished or skipped arm goes to standard error too, terminal or not.
+    One line per finished or skipped arm goes to standard error too, terminal or not. The bar
+    is a :class:`ProgressDisplay` with the sweep's columns (when to draw, where, and how it is
+    started and stopped are the run's).
     """
 
     def __init__(self, *, enabled: bool | None = None) -> None:
-        tty = bool(getattr(sys.stderr, "isatty", lambda: False)())
-        self.enabled = tty if enabled is None else enabled
-        self._log = make_console(stderr=True)
-        self._progress: Progress | None = None
-        self._task: TaskID | None = None
-
-    def __enter__(self) -> SweepDisplay:
-        if self.enabled:
-            self._progress = Progress(
+        self._bars = ProgressDisplay(
+            enabled=enabled,
+            columns=(
                 TextColumn("arms"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
                 TextColumn("ETA {task.fields[eta]}"),
                 TextColumn("{task.fields[arm]}"),
-                console=Console(file=sys.stderr),
-                transient=True,
-            )
-            self._progress.start()
+            ),
+        )
+        self.enabled = self._bars.enabled
+        self._log = make_console(stderr=True)
+
+    def __enter__(self) -> SweepDisplay:
+        self._bars.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
+        self._bars.__exit__(*exc)
 
     def __call__(self, event: SweepEvent) -> None:
         """Show one event."""
-        if self._progress is not None:
-            if self._task is None:
-                self._task = self._progress.add_task("arms", total=event.total, eta="–", arm="")
-            self._progress.update(
-                self._task,
-                completed=event.done,
-                eta=_duration(event.eta),
-                arm=event.arm,
-            )
+        self._bars.show(
+            "arms",
+            completed=event.done,
+            total=event.total,
+            eta=_duration(event.eta),
+            arm=event.arm,
+        )
         if event.status == "skipped":
             text = f"arm {event.arm}: skipped (outputs complete, same config)"
         elif event.status in ("done", "failed"):

@@ -57,12 +57,12 @@ _HASH = re.compile(r"^[0-9a-f]{64}$")
 
 
 def stage_config_record(stage: StageReport) -> dict[str, Any]:
-    """A report stage's configuration, in the form :class:`StageConfig` dumps it."""
-    return {
-        "name": stage.name,
-        "retriever": {"kind": stage.kind, **stage.retriever},
-        "chunker": stage.chunker,
-    }
+    """A report stage's configuration, in the form :class:`StageConfig` dumps it.
+
+    The settings as the report recorded them (:meth:`StageReport.config_record`), so the hash
+    of an older report's stage is the one it had.
+    """
+    return stage.config_record()
 
 
 def write_items(report: EvalReport, path: str | Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -13,7 +12,14 @@ from groundkit.harness._context import RunContext, StageOutcome
 from groundkit.harness._duplicates import DuplicateFinder
 from groundkit.harness._evidence import QuoteGold, trace_run
 from groundkit.harness._ranking import RankedRun
-from groundkit.judgments import MetricAggregate, NoteCode, QueryResult, ReportNote, StageReport
+from groundkit.judgments import (
+    MetricAggregate,
+    NoteCode,
+    QueryResult,
+    ReportNote,
+    RetrieverRecord,
+    StageReport,
+)
 
 __all__ = ["stage_report", "stage_results", "unlocated_note"]
 
@@ -81,15 +87,12 @@ def stage_report(
 ) -> StageReport:
     """The report entry of a stage (comparisons are added later, across stages)."""
     stage = outcome.config
-    info: dict[str, Any] = stage.retriever.model_dump(mode="json")
-    info.pop("kind", None)
-    info.update(outcome.retriever_info)
     return StageReport(
         name=stage.name,
         kind=stage.retriever.kind,
         baseline=stage.name == BASELINE_STAGE,
-        retriever=info,
-        chunker=None if stage.chunker is None else stage.chunker.model_dump(mode="json"),
+        retriever=RetrieverRecord.from_settings(stage.retriever, **outcome.retriever_info),
+        chunker=stage.chunker,  # recorded in full (every field), as 2.0 wrote it
         encoder_max_tokens=outcome.encoder_max_tokens,
         chunk_count=outcome.chunk_count,
         indexed_documents=outcome.indexed_documents,

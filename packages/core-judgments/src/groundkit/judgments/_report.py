@@ -20,6 +20,7 @@ from groundkit.judgments._report_columns import HitColumns, ScoreColumns, expand
 from groundkit.judgments._report_consistency import semantic_problems
 from groundkit.judgments._report_cost import StageCost
 from groundkit.judgments._report_notes import ReportNote
+from groundkit.judgments._report_settings import RecordedChunker, RetrieverRecord, chunker_record
 from groundkit.judgments._report_statistics import (
     BootstrapSettings,
     MetricAggregate,
@@ -40,6 +41,7 @@ __all__ = [
     "QueryInfo",
     "QueryResult",
     "ReportHit",
+    "RetrieverRecord",
     "RunInfo",
     "ScoreColumns",
     "StageComparison",
@@ -47,7 +49,7 @@ __all__ = [
     "UnlocatedHit",
 ]
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 """Version of the report format written by this package (``major.minor``).
 
 1.1 added ``StageReport.unlocated`` (hits given as text that could not be located) and the
@@ -60,8 +62,11 @@ writes a stage's hits and per-query scores as columns (``StageReport.hit_columns
 ``score_columns``, read back into each query's ``hits`` and ``scores``: a tenth of the size),
 the judge's calibration in ``AdjudicationInfo`` (``calibration_status``,
 ``calibration_card``, ``calibration``: uncalibrated by default) and ``EvalReport.ablation``
-(each component of a hybrid or rerank stage beside the whole). Older reports are read as
-they are."""
+(each component of a hybrid or rerank stage beside the whole); 2.1 types a stage's settings:
+``StageReport.chunker`` is a ``ChunkerConfig`` (an older report's partial chunker gets the
+model's defaults and keeps its recorded keys, so hashes over it do not move) and
+``StageReport.retriever`` a ``RetrieverRecord`` of JSON values; the file holds the same flat
+objects as 2.0. Older reports are read as they are."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -264,8 +269,11 @@ class StageReport(_Model):
         kind: Retriever kind: bm25, dense, hybrid, rerank, command, callable, predictions or a
             plugin's kind.
         baseline: True for the baseline stage (exactly one, the first).
-        retriever: Retriever settings as run (model, parameters, fused stages...).
-        chunker: Chunker settings, or ``None`` when the retriever brings its own spans.
+        retriever: Retriever settings as run (model, parameters, fused stages...): the kind's
+            settings model dumped to JSON, ``kind`` aside (schema 2.1: a typed record).
+        chunker: Chunker settings, or ``None`` when the retriever brings its own spans (schema
+            2.1: a ``ChunkerConfig``; an older partial mapping gets the defaults, and
+            :attr:`chunker_record` is what the report recorded).
         encoder_max_tokens: The encoder's maximum input length, for dense stages.
         chunk_count: Number of chunks indexed, when known.
         indexed_documents: Number of documents with at least one chunk, when known.
@@ -290,8 +298,8 @@ class StageReport(_Model):
     name: str
     kind: str
     baseline: bool = False
-    retriever: dict[str, Any] = Field(default_factory=dict)
-    chunker: dict[str, Any] | None = None
+    retriever: RetrieverRecord = Field(default_factory=RetrieverRecord)
+    chunker: RecordedChunker | None = None
     encoder_max_tokens: int | None = None
     chunk_count: int | None = None
     indexed_documents: int | None = None
@@ -313,6 +321,24 @@ class StageReport(_Model):
         # The columns of a 2.0 file become each query's hits and scores again, so a stage in
         # memory always holds them per query, whatever version it was read from.
         return expand_columns(data) if isinstance(data, dict) else data
+
+    @property
+    def chunker_record(self) -> dict[str, Any] | None:
+        """The chunker as the report records it (what hashes over the stage's settings read)."""
+        return chunker_record(self.chunker)
+
+    def config_record(self) -> dict[str, Any]:
+        """The stage's configuration as recorded: ``{"name", "retriever", "chunker"}``.
+
+        The form a harness ``StageConfig`` dumps to (``retriever`` with its ``kind``; the
+        items file's ``config``), built from the recorded settings so that its hash is the one
+        the run wrote.
+        """
+        return {
+            "name": self.name,
+            "retriever": {"kind": self.kind, **self.retriever.as_dict()},
+            "chunker": self.chunker_record,
+        }
 
 
 class EvalReport(_Model):

@@ -250,8 +250,9 @@ def diagnose(
     notes = _notes(report, view, k, recorded, recall_per_query)
     snapshot = StageSnapshot(
         kind=target_stage.kind,
-        retriever=dict(target_stage.retriever),
-        chunker=None if target_stage.chunker is None else dict(target_stage.chunker),
+        # As recorded (an older report's partial chunker too): its config_hash stays the same.
+        retriever=target_stage.retriever.as_dict(),
+        chunker=target_stage.chunker_record,
         encoder_max_tokens=target_stage.encoder_max_tokens,
     )
     evidence = _Evidence(report, view, others, k, misses, reasons).build()

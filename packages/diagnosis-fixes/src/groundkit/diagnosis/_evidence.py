@@ -31,7 +31,15 @@ from groundkit.diagnosis._replay import (
     mean_metric,
     reciprocal_rank_fusion,
 )
-from groundkit.judgments import EvalReport, ReportHit
+from groundkit.judgments import (
+    CharsChunker,
+    DocumentChunker,
+    EvalReport,
+    ParagraphsChunker,
+    ReportHit,
+    SentencesChunker,
+    TokensChunker,
+)
 
 
 def _rate(label: str, cases: Iterable[QuoteCase], k: int) -> Rate:
@@ -54,18 +62,20 @@ def _example(case: QuoteCase, found_by: list[str]) -> MissExample:
     )
 
 
-def _overlap_can_hold(case: QuoteCase, chunker: Mapping[str, object]) -> bool:
+def _overlap_can_hold(
+    case: QuoteCase,
+    chunker: DocumentChunker | CharsChunker | TokensChunker | SentencesChunker | ParagraphsChunker,
+) -> bool:
     """Whether a window of the current size, well placed, holds at least half of the quote.
 
     More overlap only moves windows; it never makes one longer. So it can bring a split quote
     above the half mark only when the quote is at most twice the window size.
     """
-    size = chunker.get("size")
-    if not isinstance(size, int):
-        return False
-    if chunker.get("kind") == "tokens":
-        return len(case.gold.quote.split()) <= 2 * size
-    return min(end - start for start, end in case.gold.spans) <= 2 * size
+    if isinstance(chunker, TokensChunker):
+        return len(case.gold.quote.split()) <= 2 * chunker.size
+    if isinstance(chunker, CharsChunker):
+        return min(end - start for start, end in case.gold.spans) <= 2 * chunker.size
+    return False  # the other kinds have no window size
 
 
 # The retriever kind of a stage that applies a fix outright: its measured difference from the
@@ -140,7 +150,7 @@ class _Evidence:
             if (
                 fix == "chunk-overlap"
                 and stage.chunker is not None
-                and (stage.chunker.get("kind") not in ("chars", "tokens"))
+                and stage.chunker.kind not in ("chars", "tokens")
             ):
                 continue  # the chunker has no overlap to turn
             if fix == "dense" and stage.kind == "dense":
@@ -363,7 +373,8 @@ class _Evidence:
 def _hybrid_k(report: EvalReport) -> int:
     """The fusion constant the report's own hybrid stage used, else the default."""
     for stage in report.stages:
+        # The kind is the stage's (a report's retriever record holds the settings beside it).
         k = stage.retriever.get("k")
-        if stage.retriever.get("kind") == "hybrid" and type(k) is int and k > 0:
+        if stage.kind == "hybrid" and type(k) is int and k > 0:
             return k
     return RRF_K

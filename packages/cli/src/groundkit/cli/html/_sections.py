@@ -302,7 +302,7 @@ def stages_section(report: EvalReport, styles: Mapping[str, StageStyle]) -> str:
     rows: list[str] = []
     for stage in report.stages:
         chunker = (
-            settings_text(stage.chunker, lead="kind")
+            settings_text(stage.chunker.model_dump(mode="json"), lead="kind")
             if stage.chunker is not None
             else '<span class="muted">own spans</span>'
         )
@@ -323,7 +323,7 @@ def stages_section(report: EvalReport, styles: Mapping[str, StageStyle]) -> str:
         rows.append(
             f'<tr><th scope="row">{label}'
             f"</th><td><strong>{esc(stage.kind)}</strong></td>"
-            f"<td>{settings_text(stage.retriever)}</td><td>{chunker}</td>"
+            f"<td>{settings_text(stage.retriever.as_dict())}</td><td>{chunker}</td>"
             f'<td class="small">{esc(" · ".join(index)) or "—"}</td><td>{status}</td></tr>'
         )
     return (
