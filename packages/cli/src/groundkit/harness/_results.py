@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import BaseModel
 
 from groundkit.harness._config import BASELINE_STAGE
 from groundkit.harness._context import RunContext, StageOutcome
@@ -15,7 +16,20 @@ from groundkit.harness._evidence import QuoteGold, trace_run
 from groundkit.harness._ranking import RankedRun
 from groundkit.judgments import MetricAggregate, NoteCode, QueryResult, ReportNote, StageReport
 
-__all__ = ["stage_report", "stage_results", "unlocated_note"]
+__all__ = ["rebuilt", "stage_report", "stage_results", "unlocated_note"]
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def rebuilt(model: _Model, **changes: Any) -> _Model:
+    """``model`` with some fields changed, validated (``model_copy(update=...)`` is not).
+
+    The models it holds are kept as they are (pydantic does not validate an instance of the
+    field's own class again), so only the changed fields and the model's own validators cost
+    anything. Every report the harness builds goes through validation this way, which is what
+    lets the writer skip reading the text back (``checked_report_json(revalidate=False)``).
+    """
+    return type(model).model_validate({**dict(model), **changes})
 
 
 def stage_results(
