@@ -62,6 +62,11 @@ def test_loaded_run_records_its_inputs_once(tmp_path: Path) -> None:
     assert [s.name for s in second.stages] == [s.name for s in first.stages]
 
 
+def test_unknown_run_options_are_refused() -> None:
+    with pytest.raises(TypeError, match="progres"):
+        evaluate(DOCS, JUDGMENTS, _settings(), progres=None)  # type: ignore[call-arg]
+
+
 def test_rebuilt_validates_what_model_copy_does_not() -> None:
     report = evaluate(DOCS, JUDGMENTS, _settings())
     stage = report.stages[0]

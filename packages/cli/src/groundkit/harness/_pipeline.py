@@ -394,6 +394,9 @@ def _evaluate(
     options: RunOptions,
 ) -> EvalReport:
     """:func:`evaluate` on a loaded corpus; the report is built once, through validation."""
+    unknown = sorted(set(options) - RunOptions.__optional_keys__)
+    if unknown:  # what a keyword parameter would refuse (mypy checks it statically)
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
     progress = options.get("progress")
     started = time.perf_counter()
     timings: dict[str, float] = {} if record.loading is None else {"load": record.loading}
