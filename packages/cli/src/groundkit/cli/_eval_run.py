@@ -32,6 +32,7 @@ from groundkit.harness import (
     run_config_from_dict,
     run_evaluation,
 )
+from groundkit.harness._pipeline import collector_relaxed
 from groundkit.judgments import EvalReport, NoteCode, checked_report_json
 
 __all__ = [
@@ -208,7 +209,10 @@ def run_and_write(
     failures: list[StageFailed] = []
     with ProgressDisplay(enabled=outputs.progress) as display:
         report = run_evaluation(config, progress=display, command=list(command), failures=failures)
-    write_run_outputs(report, report_path=report_path, items_path=items_path, html_path=html_path)
+    # Built through validation from end to end by the harness: not read back before writing.
+    write_run_outputs(
+        report, report_path=report_path, items_path=items_path, html_path=html_path, built=True
+    )
     # The detection limit is printed on its own line below the table.
     shown_notes = [n.text for n in report.note_records if n.code is not NoteCode.DETECTION_LIMIT]
     render_report(
@@ -263,20 +267,26 @@ def write_run_outputs(
     report_path: Path,
     items_path: Path | None,
     html_path: Path | None,
+    built: bool = False,
 ) -> None:
     """Write the report, items and HTML page as one set: all new, or all as they were.
 
     Everything is rendered in memory first, then written to temporary siblings and renamed
-    together (see :func:`groundkit.cli._outputs.output_set`).
+    together (see :func:`groundkit.cli._outputs.output_set`). ``built``: the report comes
+    straight from the harness, every part of it made through validation, so its text is not
+    read back through the models (see :func:`groundkit.judgments.checked_report_json`).
     """
-    report_text = checked_report_json(report)
-    items = None if items_path is None else items_text(report)
-    html = None
-    if html_path is not None:
-        # Imported here: matplotlib loads only when a page is asked for.
-        from groundkit.cli.html import render as render_html_report
+    # The report's models stay alive while it is rendered: automatic collections would walk
+    # them again and again without freeing anything (as during the run, see the harness).
+    with collector_relaxed():
+        report_text = checked_report_json(report, revalidate=not built)
+        items = None if items_path is None else items_text(report)
+        html = None
+        if html_path is not None:
+            # Imported here: matplotlib loads only when a page is asked for.
+            from groundkit.cli.html import render as render_html_report
 
-        html = render_html_report(report)
+            html = render_html_report(report)
     with output_set([report_path, items_path, html_path]) as outputs:
         outputs.write_text(report_path, report_text)
         if items_path is not None and items is not None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -54,10 +55,15 @@ _SKETCH_MASK = np.uint64((1 << _SKETCH_BITS) - 1)
 # about 40 bytes a code point (a 2**22 batch added 130 MiB to a SciFact run's peak memory),
 # and smaller batches stay in the processor's caches (faster, too).
 _BATCH_CHARS = 1 << 20
+# Spans are shingled about this many code points at a time (the first _BATCH_CHARS still make
+# the order key table): a 2**20 batch added 40 MiB to a SciFact run's peak memory.
+_HASH_CHARS = 1 << 18
 # Candidate pairs and related hits are looked up in batches of about this many (memory bound).
-_BATCH_SLOTS = 1 << 22
+_BATCH_SLOTS = 1 << 20
 # Buckets of the sketches that rule out most candidate pairs before they are counted exactly.
 _BUCKETS = 512
+# Sketches are counted this many sets at a time (memory bound).
+_SKETCH_SETS = 256
 
 # The whitespace of str.split() (str.isspace) besides the ASCII characters 9-13 and 28-32; a
 # test checks this list against every code point.
@@ -86,35 +92,36 @@ class DuplicateFinder:
         self._frequency: npt.NDArray[np.uint8] | None = None
 
     def _build(self, keys: Sequence[tuple[int, int, int]]) -> None:
-        """Shingle sets of many spans, about ``_BATCH_CHARS`` characters of them at a time.
+        """Shingle sets of many spans, about ``_HASH_CHARS`` characters of them at a time.
 
-        Batches keep the arrays small (memory, and speed: they stay in the processor's
-        caches); the order key table comes from the first batch.
+        Small batches keep the arrays small (memory, and speed: they stay in the processor's
+        caches). The order key table comes from the spans of the first ``_BATCH_CHARS``
+        characters, counted over their smaller batches: the same table, whatever the batch.
         """
         sizes = np.fromiter((e - s for _, s, e in keys), np.int64, len(keys))
-        for first, last in _batches(sizes + 1, _BATCH_CHARS):
+        if self._frequency is None and keys:
+            first, last = _batches(sizes + 1, _BATCH_CHARS)[0]
+            counted = np.zeros(1 << _SKETCH_BITS, dtype=np.int64)
+            for a, b in _batches(sizes[first:last] + 1, _HASH_CHARS):
+                hashes = _Shingled.of(self._texts, keys[first + a : first + b]).hashes
+                counted += np.bincount(
+                    (hashes & _SKETCH_MASK).astype(np.intp), minlength=1 << _SKETCH_BITS
+                )
+            self._frequency = np.minimum(counted, int(_KEY_MAX)).astype(np.uint8)
+        for first, last in _batches(sizes + 1, _HASH_CHARS):
             self._build_batch(keys[first:last])
 
     def _build_batch(self, keys: Sequence[tuple[int, int, int]]) -> None:
         """Shingle sets of many spans at once (array operations over all their text)."""
-        texts = self._texts
-        pieces = [texts[d][s:e].casefold() for d, s, e in keys]
-        ids, counts = _word_ids(pieces)
-        offsets = np.zeros(len(keys) + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        # 3-shingles that start at least three words before their span's end.
-        span_of = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
-        position = np.arange(ids.size, dtype=np.int64) - offsets[span_of]
-        starts = np.flatnonzero(position <= counts[span_of] - _WIDTH)
-        a, b, c = ids[starts], ids[starts + 1], ids[starts + 2]
-        hashes = _finalize(((a * _MIX_1 + b) * _MIX_2) ^ (c * _MIX_3)) >> np.uint64(64 - _HASH_BITS)
+        shingled = _Shingled.of(self._texts, keys)
+        ids, counts, offsets = shingled.ids, shingled.counts, shingled.offsets
+        position, starts, hashes = shingled.position, shingled.starts, shingled.hashes
+        span_of = shingled.span_of
         # Prefix filtering is correct with any fixed order of the ids and fast when rare
         # shingles come first: the order key is how often the shingle's hash bucket occurs in
         # the first build (capped), fixed from then on so that every cached set agrees.
         buckets = (hashes & _SKETCH_MASK).astype(np.intp)
-        if self._frequency is None:
-            counted = np.bincount(buckets, minlength=1 << _SKETCH_BITS)
-            self._frequency = np.minimum(counted, int(_KEY_MAX)).astype(np.uint8)
+        assert self._frequency is not None  # set by _build before any batch
         order_key = self._frequency[buckets].astype(np.uint64)
         shingles = (order_key << np.uint64(_HASH_BITS)) | hashes
         owners = span_of[starts]
@@ -253,6 +260,32 @@ class DuplicateFinder:
         return words == self._texts[doc][start:end].casefold().split()
 
 
+class _Shingled(NamedTuple):
+    """The words and 3-shingle hashes of some spans, computed together."""
+
+    ids: U64Array  # every word's id, span after span
+    counts: IntArray  # words per span
+    offsets: IntArray  # span i's words: ids[offsets[i] : offsets[i + 1]]
+    span_of: IntArray  # each word's span
+    position: IntArray  # each word's position in its span
+    starts: IntArray  # the words that start a 3-shingle
+    hashes: U64Array  # the hash of each of those shingles (_HASH_BITS bits)
+
+    @classmethod
+    def of(cls, texts: Sequence[str], keys: Sequence[tuple[int, int, int]]) -> _Shingled:
+        pieces = [texts[d][s:e].casefold() for d, s, e in keys]
+        ids, counts = _word_ids(pieces)
+        offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        # 3-shingles that start at least three words before their span's end.
+        span_of = np.repeat(np.arange(len(keys), dtype=np.int64), counts)
+        position = np.arange(ids.size, dtype=np.int64) - offsets[span_of]
+        starts = np.flatnonzero(position <= counts[span_of] - _WIDTH)
+        a, b, c = ids[starts], ids[starts + 1], ids[starts + 2]
+        hashes = _finalize(((a * _MIX_1 + b) * _MIX_2) ^ (c * _MIX_3)) >> np.uint64(64 - _HASH_BITS)
+        return cls(ids, counts, offsets, span_of, position, starts, hashes)
+
+
 def _prefix_lengths(sizes: IntArray) -> IntArray:
     """How many of a set's first elements another set must share for Jaccard >= t."""
     lengths: IntArray = sizes - np.ceil(JACCARD_THRESHOLD * sizes - 1e-9).astype(np.int64) + 1
@@ -318,12 +351,16 @@ def _may_be_similar(sets: Sequence[U64Array], sizes: IntArray, pairs: IntArray) 
         return keep
     involved, local = np.unique(pairs, return_inverse=True)
     local = local.reshape(pairs.shape)
-    flat = np.concatenate([sets[i] for i in involved.tolist()])
-    owner = np.repeat(np.arange(involved.size, dtype=np.int64), sizes[involved])
-    buckets = (flat & np.uint64(_BUCKETS - 1)).astype(np.int64)
     dtype = np.uint16 if int(sizes.max()) < 1 << 16 else np.int64
-    counts = np.bincount(owner * _BUCKETS + buckets, minlength=involved.size * _BUCKETS)
-    sketch = counts.astype(dtype).reshape(involved.size, _BUCKETS)
+    sketch = np.empty((involved.size, _BUCKETS), dtype=dtype)
+    # A few hundred sets at a time: the counts of all of them at once took 30 MiB on SciFact.
+    for first in range(0, involved.size, _SKETCH_SETS):
+        group = involved[first : first + _SKETCH_SETS]
+        flat = np.concatenate([sets[i] for i in group.tolist()])
+        owner = np.repeat(np.arange(group.size, dtype=np.int64), sizes[group])
+        buckets = (flat & np.uint64(_BUCKETS - 1)).astype(np.int64)
+        counts = np.bincount(owner * _BUCKETS + buckets, minlength=group.size * _BUCKETS)
+        sketch[first : first + group.size] = counts.reshape(group.size, _BUCKETS)
     for a, b in _batches(np.full(len(pairs), _BUCKETS, dtype=np.int64), _BATCH_SLOTS):
         bound = np.minimum(sketch[local[a:b, 0]], sketch[local[a:b, 1]]).sum(axis=1, dtype=np.int64)
         union = sizes[pairs[a:b, 0]] + sizes[pairs[a:b, 1]] - bound

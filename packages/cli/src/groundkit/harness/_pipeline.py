@@ -13,7 +13,7 @@ import importlib.metadata
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
@@ -28,7 +28,7 @@ from groundkit.harness._gold import gold_structures, query_infos
 from groundkit.harness._notes import build_notes
 from groundkit.harness._ranking import RankedRun
 from groundkit.harness._registry import RetrieverSettings, retriever_kind
-from groundkit.harness._results import stage_report, stage_results, unlocated_note
+from groundkit.harness._results import rebuilt, stage_report, stage_results, unlocated_note
 from groundkit.harness._retrievers import CallableRetriever
 from groundkit.harness._scoring import (
     chunk_metric_names,
@@ -40,12 +40,14 @@ from groundkit.harness._scoring import (
 from groundkit.harness._stage_run import run_stage
 from groundkit.harness._stats import aggregate, compare_stages
 from groundkit.judgments import (
+    AblationRow,
     Corpus,
     EvalReport,
     GoldTable,
     Judgment,
     QueryInfo,
     QueryResult,
+    ReportNote,
     ResolvedJudgment,
     RunInfo,
     StageReport,
@@ -58,7 +60,9 @@ from groundkit.judgments import (
 
 __all__ = [
     "ProgressCallback",
+    "RunOptions",
     "StagesArgument",
+    "collector_relaxed",
     "evaluate",
     "evaluate_loaded",
     "load_run_inputs",
@@ -83,12 +87,12 @@ _GROUNDKIT_DISTRIBUTIONS = (
 )
 
 
-# Automatic collections run this much less often during a run (see _collector_relaxed).
+# Automatic collections run this much less often during a run (see collector_relaxed).
 _RELAXED_GC_THRESHOLDS = (100_000, 50, 50)
 
 
 @contextlib.contextmanager
-def _collector_relaxed() -> Iterator[None]:
+def collector_relaxed() -> Iterator[None]:
     """Run Python's cyclic garbage collector far less often; its thresholds come back on exit.
 
     A run allocates millions of small containers (token lists, hits, report models) that stay
@@ -248,7 +252,7 @@ def _run_stages(
             outcomes[stage.name] = dataclasses.replace(outcome, config=stage)
             scorer.values[stage.name] = values
             renamed = {"name": stage.name, "baseline": stage.name == BASELINE_STAGE}
-            reports.append(report.model_copy(update=renamed))
+            reports.append(rebuilt(report, **renamed))
             ctx.shared.count("stages_reused")
             continue
         outcome = StageOutcome(config=stage, doc_ids=ctx.doc_ids)
@@ -274,7 +278,7 @@ def _run_info(
     loaded: Corpus,
     judgment_list: Sequence[Judgment],
     command: Sequence[str] | None,
-    config_record: Mapping[str, Any] | None,
+    record: _Record,
 ) -> RunInfo:
     document_level = settings.level == "document"
     kinds = sorted({s.retriever.kind for s in settings.stages})
@@ -282,11 +286,11 @@ def _run_info(
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         package_versions=package_versions(kinds),
         command=None if command is None else list(command),
-        config=dict(config_record)
-        if config_record is not None
+        config=dict(record.config)
+        if record.config is not None
         else settings.model_dump(mode="json"),
         corpus_source=loaded.source,
-        judgments_source=None,
+        judgments_source=record.judgments_source,
         corpus_fingerprint=loaded.fingerprint(),
         judgments_fingerprint=judgments_fingerprint(judgment_list),
         level=settings.level,
@@ -321,8 +325,112 @@ def _resolved(
     return resolved
 
 
-@_collector_relaxed()
-def evaluate(
+class RunOptions(TypedDict, total=False):
+    """How a run reports and records itself (keyword arguments of :func:`evaluate`).
+
+    Attributes:
+        progress: Optional ``(phase, done, total)`` callback, see :data:`ProgressCallback`.
+        command: The command line to record in the report.
+        stop_on_failure: Raise the first :class:`StageFailed` instead of recording it.
+        failures: A list to which each recorded :class:`StageFailed` is appended (its cause is
+            the user's exception, for a traceback).
+        shared: Chunks and indexes kept for later runs on the same corpus (a sweep's arms);
+            default: this run's own.
+    """
+
+    progress: ProgressCallback | None
+    command: Sequence[str] | None
+    stop_on_failure: bool
+    failures: list[StageFailed] | None
+    shared: SharedWork | None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Record:
+    """What the report records about where its inputs came from."""
+
+    config: Mapping[str, Any] | None = None
+    judgments_source: str | None = None
+    loading: float | None = None
+
+
+def _finish(
+    ctx: RunContext,
+    scorer: _Scorer,
+    stage_reports: list[StageReport],
+    outcomes: dict[str, StageOutcome],
+    resolved: Sequence[ResolvedJudgment],
+    timings: dict[str, float],
+) -> tuple[list[QueryInfo], list[StageReport], list[ReportNote], list[AblationRow]]:
+    """Comparisons, ablation, judged shares and notes once every stage has run."""
+    settings = ctx.settings
+    step = time.perf_counter()
+    ctx.report("compare", 0, 1)
+    stage_reports = compare_stages(
+        stage_reports, scorer.values, ctx.query_ids, scorer.metrics, settings
+    )
+    ctx.report("compare", 1, 1)
+    timings["compare"] = time.perf_counter() - step
+    step = time.perf_counter()
+    ablation, ablation_notes = run_ablation(
+        ctx, outcomes, stage_reports, AblationScores(scorer.values, scorer.metrics, scorer.score)
+    )
+    if ablation or ablation_notes:
+        timings["ablation"] = time.perf_counter() - step
+    queries = query_infos(resolved, ctx.doc_codes)
+    stage_reports = [_with_judged(s, queries, settings) for s in stage_reports]
+    notes = build_notes(settings=settings, resolved=resolved, stages=stage_reports)
+    notes += [note for s in stage_reports if (note := unlocated_note(s)) is not None]
+    notes += judged_notes(stage_reports)
+    notes += ablation_notes
+    return queries, stage_reports, notes, ablation
+
+
+def _evaluate(
+    loaded: Corpus,
+    judgment_list: list[Judgment],
+    settings: EvalSettings,
+    record: _Record,
+    options: RunOptions,
+) -> EvalReport:
+    """:func:`evaluate` on a loaded corpus; the report is built once, through validation."""
+    unknown = sorted(set(options) - RunOptions.__optional_keys__)
+    if unknown:  # what a keyword parameter would refuse (mypy checks it statically)
+        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
+    progress = options.get("progress")
+    started = time.perf_counter()
+    timings: dict[str, float] = {} if record.loading is None else {"load": record.loading}
+    resolved = _resolved(judgment_list, loaded, progress, timings)
+    answerable = [r for r in resolved if r.judgment.answerable]
+    ctx = _context(loaded, resolved, settings, progress, options.get("shared"))
+    if not answerable:
+        raise HarnessError("the judgments have no answerable query: nothing to rank")
+    scorer = _Scorer(ctx, answerable)
+    outcomes: dict[str, StageOutcome] = {}
+    stage_reports = _run_stages(
+        ctx,
+        scorer,
+        outcomes,
+        stop_on_failure=options.get("stop_on_failure", False),
+        failures=options.get("failures"),
+    )
+    queries, stage_reports, notes, ablation = _finish(
+        ctx, scorer, stage_reports, outcomes, resolved, timings
+    )
+    timings["total"] = time.perf_counter() - started
+    return EvalReport(
+        run=_run_info(settings, loaded, judgment_list, options.get("command"), record),
+        queries=queries,
+        stages=stage_reports,
+        note_records=notes,
+        timings={k: round(v, 6) for k, v in timings.items()},
+        ablation=ablation,
+    )
+
+
+# Public API: each keyword is a documented option; grouping them would hide them from help().
+@collector_relaxed()
+def evaluate(  # noqa: PLR0913
     corpus: Corpus | Mapping[str, str],
     judgments: Sequence[Judgment],
     settings: EvalSettings | None = None,
@@ -360,55 +468,23 @@ def evaluate(
             default: this run's own.
 
     Returns:
-        The report (check it with :func:`groundkit.judgments.check_report`).
+        The report, every part of it built through validation (check it with
+        :func:`groundkit.judgments.check_report`).
 
     Raises:
         HarnessError: Invalid input.
         StageFailed: Only with ``stop_on_failure``.
     """
     settings = _with_stages(settings if settings is not None else EvalSettings(), stages)
-    started = time.perf_counter()
-    timings: dict[str, float] = {}
     loaded = corpus if isinstance(corpus, Corpus) else Corpus.from_texts(corpus)
-    judgment_list = list(judgments)
-    resolved = _resolved(judgment_list, loaded, progress, timings)
-    answerable = [r for r in resolved if r.judgment.answerable]
-    ctx = _context(loaded, resolved, settings, progress, shared)
-    if not answerable:
-        raise HarnessError("the judgments have no answerable query: nothing to rank")
-    scorer = _Scorer(ctx, answerable)
-    outcomes: dict[str, StageOutcome] = {}
-    stage_reports = _run_stages(
-        ctx, scorer, outcomes, stop_on_failure=stop_on_failure, failures=failures
-    )
-    step = time.perf_counter()
-    ctx.report("compare", 0, 1)
-    stage_reports = compare_stages(
-        stage_reports, scorer.values, ctx.query_ids, scorer.metrics, settings
-    )
-    ctx.report("compare", 1, 1)
-    timings["compare"] = time.perf_counter() - step
-    step = time.perf_counter()
-    ablation, ablation_notes = run_ablation(
-        ctx, outcomes, stage_reports, AblationScores(scorer.values, scorer.metrics, scorer.score)
-    )
-    if ablation or ablation_notes:
-        timings["ablation"] = time.perf_counter() - step
-    queries = query_infos(resolved, ctx.doc_codes)
-    stage_reports = [_with_judged(s, queries, settings) for s in stage_reports]
-    notes = build_notes(settings=settings, resolved=resolved, stages=stage_reports)
-    notes += [note for s in stage_reports if (note := unlocated_note(s)) is not None]
-    notes += judged_notes(stage_reports)
-    notes += ablation_notes
-    timings["total"] = time.perf_counter() - started
-    return EvalReport(
-        run=_run_info(settings, loaded, judgment_list, command, config_record),
-        queries=queries,
-        stages=stage_reports,
-        note_records=notes,
-        timings={k: round(v, 6) for k, v in timings.items()},
-        ablation=ablation,
-    )
+    options: RunOptions = {
+        "progress": progress,
+        "command": command,
+        "stop_on_failure": stop_on_failure,
+        "failures": failures,
+        "shared": shared,
+    }
+    return _evaluate(loaded, list(judgments), settings, _Record(config=config_record), options)
 
 
 def _with_judged(
@@ -421,7 +497,7 @@ def _with_judged(
         level=settings.level,
         min_overlap_fraction=settings.min_overlap_fraction,
     )
-    return stage.model_copy(update={"judged": judged})
+    return rebuilt(stage, judged=judged)
 
 
 def load_run_inputs(
@@ -449,7 +525,7 @@ def load_run_inputs(
     return corpus, judgments
 
 
-@_collector_relaxed()
+@collector_relaxed()
 def run_evaluation(
     config: RunConfig,
     *,
@@ -488,34 +564,23 @@ def run_evaluation(
     )
 
 
+@collector_relaxed()
 def evaluate_loaded(
     config: RunConfig,
     corpus: Corpus,
     judgments: Sequence[Judgment],
     *,
     loading: float = 0.0,
-    progress: ProgressCallback | None = None,
-    command: Sequence[str] | None = None,
-    stop_on_failure: bool = False,
-    failures: list[StageFailed] | None = None,
-    shared: SharedWork | None = None,
+    **options: Unpack[RunOptions],
 ) -> EvalReport:
     """:func:`run_evaluation` on inputs already loaded by :func:`load_run_inputs`.
 
-    ``loading`` is the seconds the loading took (the report's ``load`` timing); ``shared`` as
-    for :func:`evaluate`.
+    ``loading`` is the seconds the loading took (the report's ``load`` timing); ``options``
+    as for :func:`evaluate` (:class:`RunOptions`).
     """
-    report = evaluate(
-        corpus,
-        judgments,
-        config.settings,
-        progress=progress,
-        command=command,
-        config_record=config.model_dump(mode="json"),
-        stop_on_failure=stop_on_failure,
-        failures=failures,
-        shared=shared,
+    record = _Record(
+        config=config.model_dump(mode="json"),
+        judgments_source=str(config.judgments),
+        loading=round(loading, 6),
     )
-    run = report.run.model_copy(update={"judgments_source": str(config.judgments)})
-    timings = {"load": round(loading, 6), **report.timings}
-    return report.model_copy(update={"run": run, "timings": timings})
+    return _evaluate(corpus, list(judgments), config.settings, record, options)

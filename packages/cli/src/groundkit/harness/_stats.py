@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from groundkit.harness._config import BASELINE_STAGE, EvalSettings
+from groundkit.harness._results import rebuilt
 from groundkit.judgments import (
     BootstrapSettings,
     EvalReport,
@@ -227,10 +228,7 @@ def compare_stages(
     found = compare_with_baseline(
         columns, candidates, settings.headline_metrics, settings.bootstrap
     )
-    return [
-        s.model_copy(update={"comparisons": found[s.name]}) if s.name in found else s
-        for s in stages
-    ]
+    return [rebuilt(s, comparisons=found[s.name]) if s.name in found else s for s in stages]
 
 
 # The last family computed, by report object: reading a report checks its verdicts and the

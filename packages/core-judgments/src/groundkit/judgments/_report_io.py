@@ -206,8 +206,17 @@ def report_to_json(report: EvalReport) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
 
 
-def checked_report_json(report: EvalReport) -> str:
+def checked_report_json(report: EvalReport, *, revalidate: bool = True) -> str:
     """The report's JSON text (:func:`report_to_json`), checked against the contract first.
+
+    Args:
+        report: The report.
+        revalidate: Read the text back through the models before returning it. Only a caller
+            whose report was built through validation from end to end (every model made by
+            its constructor or ``model_validate``, none by ``model_construct`` or
+            ``model_copy(update=...)``, as the harness builds its reports) may turn this off:
+            the text is then what the validated models dump, and non-finite values are still
+            refused by the JSON writer.
 
     Raises:
         ReportError: The report does not satisfy the contract.
@@ -218,6 +227,8 @@ def checked_report_json(report: EvalReport) -> str:
         raise ReportError(
             f"refusing to write an invalid report: non-finite value ({exc})"
         ) from None
+    if not revalidate:
+        return text
     # Re-read what is about to be written: a report built with model_construct or
     # model_copy(update=...) skipped validation, and non-finite floats would not survive JSON.
     try:
