@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from groundkit.stats._errors import StatsError
+from groundkit.stats._rowsums import row_sums
 
 __all__ = [
     "ResampleMethod",
@@ -54,6 +55,7 @@ UsedMethod = Literal["resample", "multinomial"]
 Seed = int | np.random.SeedSequence
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
+Indices = NDArray[np.int32]
 Lane = type[np.uint8] | type[np.uint16]
 Job = tuple[Floats, np.random.SeedSequence]
 
@@ -270,37 +272,51 @@ def _raw_lanes(bits: np.random.SFC64, count: int, lane: Lane) -> NDArray[np.unsi
 
 _SCRATCH = threading.local()
 # Buffers of finished workers, lent to the next ones: pool threads are new on every call.
-_IDLE_SCRATCH: list[tuple[Ints, Floats]] = []
+_IDLE_SCRATCH: list[dict[str, NDArray[np.generic]]] = []
 _IDLE_LOCK = threading.Lock()
+# Index buffers hold one chunk's lanes of one block: at most _CHUNK_DRAWS (4 MiB).
+_SCRATCH_KEEP = _CHUNK_DRAWS + 1
 
 
 @contextmanager
 def _borrowed_scratch() -> Iterator[None]:
     """Give this thread idle buffers for the duration, and keep them for the next worker."""
     with _IDLE_LOCK:
-        _SCRATCH.buffers = _IDLE_SCRATCH.pop() if _IDLE_SCRATCH else None
+        _SCRATCH.buffers = _IDLE_SCRATCH.pop() if _IDLE_SCRATCH else {}
     try:
         yield
     finally:
         buffers = _SCRATCH.buffers
-        _SCRATCH.buffers = None
-        if buffers is not None and buffers[0].size <= _GROUP_LANES + 1:
+        _SCRATCH.buffers = {}
+        if all(buffer.size <= _SCRATCH_KEEP for buffer in buffers.values()):
             with _IDLE_LOCK:
                 _IDLE_SCRATCH.append(buffers)
 
 
-def _scratch(count: int) -> tuple[Ints, Floats]:
-    """This thread's index and value buffers, `count` long.
+def _buffer(name: str, count: int, dtype: type[np.generic]) -> NDArray[np.generic]:
+    """This thread's buffer `name`, at least `count` long (reused across groups and calls).
 
-    Reused across groups, chunks and calls: a fresh 512 KiB array per gather costs page
-    faults on first touch (measured 2× on a whole n = 1,000 bootstrap).
+    A fresh 512 KiB array per gather costs page faults on first touch (measured 2× on a
+    whole n = 1,000 bootstrap).
     """
-    buffers: tuple[Ints, Floats] | None = getattr(_SCRATCH, "buffers", None)
-    if buffers is None or buffers[0].size < count:
-        size = max(count, _GROUP_LANES + 1)
-        buffers = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.float64)
-        _SCRATCH.buffers = buffers
-    return buffers[0][:count], buffers[1][:count]
+    buffers: dict[str, NDArray[np.generic]] | None = getattr(_SCRATCH, "buffers", None)
+    if buffers is None:
+        buffers = _SCRATCH.buffers = {}
+    buffer = buffers.get(name)
+    if buffer is None or buffer.size < count:
+        buffer = buffers[name] = np.empty(max(count, _GROUP_LANES + 1), dtype=dtype)
+    return buffer[:count]
+
+
+def _scratch(count: int) -> tuple[Ints, Floats]:
+    """This thread's index and value buffers, `count` long."""
+    where = cast(Ints, _buffer("where", count, np.int64))
+    return where, cast(Floats, _buffer("picked", count, np.float64))
+
+
+def _index_scratch(count: int) -> Indices:
+    """This thread's 32-bit index buffer, `count` long."""
+    return cast(Indices, _buffer("indices", count, np.int32))
 
 
 class _CountsKernel(_Kernel):
@@ -347,8 +363,14 @@ class _Block:
 
 
 def _block(values: Floats, start: int, *, pairs: bool) -> _Block:
-    table = np.concatenate((np.add.outer(values, values).ravel(), values)) if pairs else values
     cells = values.size * values.size if pairs else values.size
+    table = values
+    if pairs:  # built in place: one 512 KiB table, not an outer sum copied into another
+        table = np.empty(cells + values.size, dtype=np.float64)
+        np.add(
+            values[:, None], values[None, :], out=table[:cells].reshape(values.size, values.size)
+        )
+        table[cells:] = values
     lane: Lane | None = None
     if cells & (cells - 1) == 0:
         lane = np.uint8 if cells <= 1 << 8 else np.uint16
@@ -400,46 +422,39 @@ class _BlockKernel(_Kernel):
     ) -> Floats:
         """Per-row sums of `picks` uniform picks from `block` (pairs: one lane per two).
 
-        Lanes of consecutive rows are gathered in groups of about _GROUP_LANES, and each
-        row's lanes summed with one `reduceat` per group.
+        The lanes of consecutive rows are drawn in groups of about _GROUP_LANES (the groups
+        fix how random words are cut into lanes, so results depend on them), all into one
+        buffer; every row is then summed in one fused gather-and-add pass (`row_sums`).
         """
         lanes = (picks + 1) >> 1 if block.width == 2 else picks
         ends = np.cumsum(lanes)
-        starts = ends - lanes
-        # A row with an odd number of picks turns its last pair (i, j) into the single pick
-        # j, whose value the table holds at cells + j: j is uniform on its own.
-        singles = ends[picks & 1 == 1] - 1 if block.width == 2 else ends[:0]
-        rows = picks.size
-        sums = np.empty(rows, dtype=np.float64)
-        first = 0
+        total = int(ends[-1])
+        where = _index_scratch(total)
+        rows, first = picks.size, 0
         while first < rows:
-            base = int(starts[first])
+            base = int(ends[first] - lanes[first])
             last = int(np.searchsorted(ends, base + _GROUP_LANES, side="right"))
             last = min(rows, max(first + 1, last))
-            count = int(ends[last - 1]) - base
-            where, picked = _scratch(count + 1)
-            picked[count] = 0.0  # what an empty trailing row sums (reset below)
-            self._indices(block, where[:count], bits, rng)
-            if singles.size:
-                odd = singles[
-                    np.searchsorted(singles, base) : np.searchsorted(singles, base + count)
-                ]
-                odd -= base
-                where[odd] = block.cells + where[odd] % block.size
-            np.take(block.table, where[:count], out=picked[:count], mode="clip")
-            sums[first:last] = np.add.reduceat(picked, starts[first:last] - base)
+            self._indices(block, where[base : int(ends[last - 1])], bits, rng)
             first = last
-        sums[lanes == 0] = 0.0  # reduceat gives an empty segment its next element
-        return sums
+        if block.width == 2:
+            # A row with an odd number of picks turns its last pair (i, j) into the single
+            # pick j, whose value the table holds at cells + j: j is uniform on its own.
+            odd = ends[picks & 1 == 1] - 1
+            where[odd] = block.cells + where[odd] % block.size
+        bounds = np.empty(rows + 1, dtype=np.int32)
+        bounds[0] = 0
+        bounds[1:] = ends
+        return row_sums(block.table, where, bounds)
 
     @staticmethod
     def _indices(
-        block: _Block, where: Ints, bits: np.random.SFC64, rng: np.random.Generator
+        block: _Block, where: Indices, bits: np.random.SFC64, rng: np.random.Generator
     ) -> None:
         """Uniform cell indices of `block` into `where`."""
         if block.lane is None:
             kind = np.uint16 if block.cells <= _CHEAP_UINT16_BOUND else np.uint32
-            np.copyto(where, rng.integers(0, block.cells, size=where.size, dtype=kind))
+            np.copyto(where, rng.integers(0, block.cells, size=where.size, dtype=kind), "unsafe")
         elif block.cells in (1 << 8, 1 << 16):  # the lane is the index
             np.copyto(where, _raw_lanes(bits, where.size, block.lane))
         else:
