@@ -12,15 +12,17 @@ weights, no binning). The speed comes from fewer numpy element-operations per pi
   (half the gathers and half the lanes); beyond, a block holds up to 8,192 values (64 KiB,
   so gathers stay in cache) and one lane picks one value. Power-of-two blocks take lanes
   as they come; the last, smaller block takes exact bounded integers from
-  `Generator.integers`.
+  `Generator.integers`. A block's lanes for a chunk go into one 32-bit index buffer and
+  every resample's lookups are summed in one fused gather-and-add pass
+  (`_rowsums.row_sums`: scipy's CSR matrix-vector kernel, left-to-right additions).
 * `random_sign_counts` gives each group of 8 values a 256-entry table of its 256 signed
   sums, so one random byte signs 8 values with one gather.
 
 Work is cut into chunks of resamples whose size depends only on the input; chunk i draws
 from its own generator seeded by the i-th child of the seed's `SeedSequence`, always in the
 same order. Results therefore depend on the seed alone, never on the number of threads,
-the batching or the scheduling. numpy releases the GIL in generation, gathers and
-reductions, so batches of chunks run in a thread pool; a batch is processed block by block,
+the batching or the scheduling. numpy and scipy release the GIL in generation, gathers
+and sums, so batches of chunks run in a thread pool; a batch is processed block by block,
 so a block's table stays in cache across its chunks. Every random decision depends on
 positions only, and every sum is taken in a fixed order, so the same seed applied to the
 negated arrangement gives exactly negated sums.
@@ -63,9 +65,10 @@ Job = tuple[Floats, np.random.SeedSequence]
 _CHUNK_DRAWS = 1 << 20
 # At least this many resamples per chunk, so a chunk's fixed cost stays small at n = 10**6.
 _MIN_CHUNK_ROWS = 4
-# Lanes gathered per numpy call: larger calls amortise numpy's per-call cost (~15 µs a
-# group), smaller ones keep the buffers in cache. Measured (n = 1,000 / 10**6, loaded
-# machine): 2**16 30.7 / 234 ms, 2**17 26.5 / 208 ms, 2**18 25.7 / 199 ms; 2**12 +30%.
+# Lanes drawn per call for the random words (chosen when each group was also gathered and
+# summed: 2**16 30.7 / 234 ms, 2**17 26.5 / 208 ms, 2**18 25.7 / 199 ms at n = 1,000 /
+# 10**6). The groups decide how words are cut into lanes, so they stay part of the stream;
+# the sums now run over a chunk's whole block at once.
 _GROUP_LANES = 1 << 17
 # Batches per thread: enough to even out a core slowed by other work, few enough that a
 # block's table is reloaded into cache rarely.
