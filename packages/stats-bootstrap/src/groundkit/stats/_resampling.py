@@ -456,8 +456,10 @@ class _BlockKernel(_Kernel):
     ) -> None:
         """Uniform cell indices of `block` into `where`."""
         if block.lane is None:
-            kind = np.uint16 if block.cells <= _CHEAP_UINT16_BOUND else np.uint32
-            np.copyto(where, rng.integers(0, block.cells, size=where.size, dtype=kind), "unsafe")
+            # int32 draws the very values of uint32 (numpy fills both with one routine) and
+            # copies into the index buffer without a cast.
+            kind = np.uint16 if block.cells <= _CHEAP_UINT16_BOUND else np.int32
+            np.copyto(where, rng.integers(0, block.cells, size=where.size, dtype=kind))
         elif block.cells in (1 << 8, 1 << 16):  # the lane is the index
             np.copyto(where, _raw_lanes(bits, where.size, block.lane))
         else:

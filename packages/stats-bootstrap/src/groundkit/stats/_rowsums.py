@@ -84,6 +84,7 @@ def row_sums(table: Floats, indices: Indices, bounds: Indices) -> Floats:
         One float64 sum per row (0.0 for an empty row), added left to right.
     """
     rows = bounds.size - 1
+    table = np.ascontiguousarray(table, dtype=np.float64)  # the kernel reads raw memory
     out = np.zeros(rows, dtype=np.float64)
     weights = _ones(indices.size)
     _matvec()(rows, table.size, bounds, indices, weights, table, out)
