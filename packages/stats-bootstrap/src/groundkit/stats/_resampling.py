@@ -31,10 +31,8 @@ negated arrangement gives exactly negated sums.
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal, cast
 
@@ -43,6 +41,7 @@ from numpy.typing import NDArray
 
 from groundkit.stats._errors import StatsError
 from groundkit.stats._rowsums import row_sums
+from groundkit.stats._scratch import borrowed_scratch, index_scratch, scratch
 
 __all__ = [
     "ResampleMethod",
@@ -248,7 +247,7 @@ def _run_chunks(
     batches = [jobs[i : i + per_batch] for i in range(0, len(jobs), per_batch)]
 
     def run(batch: Sequence[Job]) -> None:
-        with _borrowed_scratch():
+        with borrowed_scratch():
             kernel.fill(batch)
 
     if count == 1:
@@ -271,55 +270,6 @@ def _raw_lanes(bits: np.random.SFC64, count: int, lane: Lane) -> NDArray[np.unsi
     per_word = 8 // np.dtype(lane).itemsize
     words = bits.random_raw(-(-count // per_word))
     return cast(NDArray[np.unsignedinteger], words.view(lane)[:count])
-
-
-_SCRATCH = threading.local()
-# Buffers of finished workers, lent to the next ones: pool threads are new on every call.
-_IDLE_SCRATCH: list[dict[str, NDArray[np.generic]]] = []
-_IDLE_LOCK = threading.Lock()
-# Index buffers hold one chunk's lanes of one block: at most _CHUNK_DRAWS (4 MiB).
-_SCRATCH_KEEP = _CHUNK_DRAWS + 1
-
-
-@contextmanager
-def _borrowed_scratch() -> Iterator[None]:
-    """Give this thread idle buffers for the duration, and keep them for the next worker."""
-    with _IDLE_LOCK:
-        _SCRATCH.buffers = _IDLE_SCRATCH.pop() if _IDLE_SCRATCH else {}
-    try:
-        yield
-    finally:
-        buffers = _SCRATCH.buffers
-        _SCRATCH.buffers = {}
-        if all(buffer.size <= _SCRATCH_KEEP for buffer in buffers.values()):
-            with _IDLE_LOCK:
-                _IDLE_SCRATCH.append(buffers)
-
-
-def _buffer(name: str, count: int, dtype: type[np.generic]) -> NDArray[np.generic]:
-    """This thread's buffer `name`, at least `count` long (reused across groups and calls).
-
-    A fresh 512 KiB array per gather costs page faults on first touch (measured 2× on a
-    whole n = 1,000 bootstrap).
-    """
-    buffers: dict[str, NDArray[np.generic]] | None = getattr(_SCRATCH, "buffers", None)
-    if buffers is None:
-        buffers = _SCRATCH.buffers = {}
-    buffer = buffers.get(name)
-    if buffer is None or buffer.size < count:
-        buffer = buffers[name] = np.empty(max(count, _GROUP_LANES + 1), dtype=dtype)
-    return buffer[:count]
-
-
-def _scratch(count: int) -> tuple[Ints, Floats]:
-    """This thread's index and value buffers, `count` long."""
-    where = cast(Ints, _buffer("where", count, np.int64))
-    return where, cast(Floats, _buffer("picked", count, np.float64))
-
-
-def _index_scratch(count: int) -> Indices:
-    """This thread's 32-bit index buffer, `count` long."""
-    return cast(Indices, _buffer("indices", count, np.int32))
 
 
 class _CountsKernel(_Kernel):
@@ -432,7 +382,7 @@ class _BlockKernel(_Kernel):
         lanes = (picks + 1) >> 1 if block.width == 2 else picks
         ends = np.cumsum(lanes)
         total = int(ends[-1])
-        where = _index_scratch(total)
+        where = index_scratch(total)
         rows, first = picks.size, 0
         while first < rows:
             base = int(ends[first] - lanes[first])
@@ -505,7 +455,7 @@ class _SignKernel(_Kernel):
             tables = self._build(first, last) if self._tables is None else self._tables[first:last]
             offsets = np.arange(0, width * 256, 256, dtype=np.int64)
             for bits, sums in states:
-                where, picked = _scratch(sums.size * width)
+                where, picked = scratch(sums.size * width)
                 lanes = _raw_lanes(bits, sums.size * width, np.uint8).reshape(sums.size, width)
                 np.add(lanes, offsets, out=where.reshape(sums.size, width))
                 np.take(tables.ravel(), where, out=picked, mode="clip")
