@@ -12,15 +12,17 @@ weights, no binning). The speed comes from fewer numpy element-operations per pi
   (half the gathers and half the lanes); beyond, a block holds up to 8,192 values (64 KiB,
   so gathers stay in cache) and one lane picks one value. Power-of-two blocks take lanes
   as they come; the last, smaller block takes exact bounded integers from
-  `Generator.integers`.
+  `Generator.integers`. A block's lanes for a chunk go into one 32-bit index buffer and
+  every resample's lookups are summed in one fused gather-and-add pass
+  (`_rowsums.row_sums`: scipy's CSR matrix-vector kernel, left-to-right additions).
 * `random_sign_counts` gives each group of 8 values a 256-entry table of its 256 signed
   sums, so one random byte signs 8 values with one gather.
 
 Work is cut into chunks of resamples whose size depends only on the input; chunk i draws
 from its own generator seeded by the i-th child of the seed's `SeedSequence`, always in the
 same order. Results therefore depend on the seed alone, never on the number of threads,
-the batching or the scheduling. numpy releases the GIL in generation, gathers and
-reductions, so batches of chunks run in a thread pool; a batch is processed block by block,
+the batching or the scheduling. numpy and scipy release the GIL in generation, gathers
+and sums, so batches of chunks run in a thread pool; a batch is processed block by block,
 so a block's table stays in cache across its chunks. Every random decision depends on
 positions only, and every sum is taken in a fixed order, so the same seed applied to the
 negated arrangement gives exactly negated sums.
@@ -29,10 +31,8 @@ negated arrangement gives exactly negated sums.
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal, cast
 
@@ -40,6 +40,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from groundkit.stats._errors import StatsError
+from groundkit.stats._rowsums import row_sums
+from groundkit.stats._scratch import borrowed_scratch, index_scratch, scratch
 
 __all__ = [
     "ResampleMethod",
@@ -54,6 +56,7 @@ UsedMethod = Literal["resample", "multinomial"]
 Seed = int | np.random.SeedSequence
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
+Indices = NDArray[np.int32]
 Lane = type[np.uint8] | type[np.uint16]
 Job = tuple[Floats, np.random.SeedSequence]
 
@@ -61,9 +64,10 @@ Job = tuple[Floats, np.random.SeedSequence]
 _CHUNK_DRAWS = 1 << 20
 # At least this many resamples per chunk, so a chunk's fixed cost stays small at n = 10**6.
 _MIN_CHUNK_ROWS = 4
-# Lanes gathered per numpy call: larger calls amortise numpy's per-call cost (~15 µs a
-# group), smaller ones keep the buffers in cache. Measured (n = 1,000 / 10**6, loaded
-# machine): 2**16 30.7 / 234 ms, 2**17 26.5 / 208 ms, 2**18 25.7 / 199 ms; 2**12 +30%.
+# Lanes drawn per call for the random words (chosen when each group was also gathered and
+# summed: 2**16 30.7 / 234 ms, 2**17 26.5 / 208 ms, 2**18 25.7 / 199 ms at n = 1,000 /
+# 10**6). The groups decide how words are cut into lanes, so they stay part of the stream;
+# the sums now run over a chunk's whole block at once.
 _GROUP_LANES = 1 << 17
 # Batches per thread: enough to even out a core slowed by other work, few enough that a
 # block's table is reloaded into cache rarely.
@@ -243,7 +247,7 @@ def _run_chunks(
     batches = [jobs[i : i + per_batch] for i in range(0, len(jobs), per_batch)]
 
     def run(batch: Sequence[Job]) -> None:
-        with _borrowed_scratch():
+        with borrowed_scratch():
             kernel.fill(batch)
 
     if count == 1:
@@ -266,41 +270,6 @@ def _raw_lanes(bits: np.random.SFC64, count: int, lane: Lane) -> NDArray[np.unsi
     per_word = 8 // np.dtype(lane).itemsize
     words = bits.random_raw(-(-count // per_word))
     return cast(NDArray[np.unsignedinteger], words.view(lane)[:count])
-
-
-_SCRATCH = threading.local()
-# Buffers of finished workers, lent to the next ones: pool threads are new on every call.
-_IDLE_SCRATCH: list[tuple[Ints, Floats]] = []
-_IDLE_LOCK = threading.Lock()
-
-
-@contextmanager
-def _borrowed_scratch() -> Iterator[None]:
-    """Give this thread idle buffers for the duration, and keep them for the next worker."""
-    with _IDLE_LOCK:
-        _SCRATCH.buffers = _IDLE_SCRATCH.pop() if _IDLE_SCRATCH else None
-    try:
-        yield
-    finally:
-        buffers = _SCRATCH.buffers
-        _SCRATCH.buffers = None
-        if buffers is not None and buffers[0].size <= _GROUP_LANES + 1:
-            with _IDLE_LOCK:
-                _IDLE_SCRATCH.append(buffers)
-
-
-def _scratch(count: int) -> tuple[Ints, Floats]:
-    """This thread's index and value buffers, `count` long.
-
-    Reused across groups, chunks and calls: a fresh 512 KiB array per gather costs page
-    faults on first touch (measured 2× on a whole n = 1,000 bootstrap).
-    """
-    buffers: tuple[Ints, Floats] | None = getattr(_SCRATCH, "buffers", None)
-    if buffers is None or buffers[0].size < count:
-        size = max(count, _GROUP_LANES + 1)
-        buffers = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.float64)
-        _SCRATCH.buffers = buffers
-    return buffers[0][:count], buffers[1][:count]
 
 
 class _CountsKernel(_Kernel):
@@ -347,8 +316,14 @@ class _Block:
 
 
 def _block(values: Floats, start: int, *, pairs: bool) -> _Block:
-    table = np.concatenate((np.add.outer(values, values).ravel(), values)) if pairs else values
     cells = values.size * values.size if pairs else values.size
+    table = values
+    if pairs:  # built in place: one 512 KiB table, not an outer sum copied into another
+        table = np.empty(cells + values.size, dtype=np.float64)
+        np.add(
+            values[:, None], values[None, :], out=table[:cells].reshape(values.size, values.size)
+        )
+        table[cells:] = values
     lane: Lane | None = None
     if cells & (cells - 1) == 0:
         lane = np.uint8 if cells <= 1 << 8 else np.uint16
@@ -400,45 +375,40 @@ class _BlockKernel(_Kernel):
     ) -> Floats:
         """Per-row sums of `picks` uniform picks from `block` (pairs: one lane per two).
 
-        Lanes of consecutive rows are gathered in groups of about _GROUP_LANES, and each
-        row's lanes summed with one `reduceat` per group.
+        The lanes of consecutive rows are drawn in groups of about _GROUP_LANES (the groups
+        fix how random words are cut into lanes, so results depend on them), all into one
+        buffer; every row is then summed in one fused gather-and-add pass (`row_sums`).
         """
         lanes = (picks + 1) >> 1 if block.width == 2 else picks
         ends = np.cumsum(lanes)
-        starts = ends - lanes
-        # A row with an odd number of picks turns its last pair (i, j) into the single pick
-        # j, whose value the table holds at cells + j: j is uniform on its own.
-        singles = ends[picks & 1 == 1] - 1 if block.width == 2 else ends[:0]
-        rows = picks.size
-        sums = np.empty(rows, dtype=np.float64)
-        first = 0
+        total = int(ends[-1])
+        where = index_scratch(total)
+        rows, first = picks.size, 0
         while first < rows:
-            base = int(starts[first])
+            base = int(ends[first] - lanes[first])
             last = int(np.searchsorted(ends, base + _GROUP_LANES, side="right"))
             last = min(rows, max(first + 1, last))
-            count = int(ends[last - 1]) - base
-            where, picked = _scratch(count + 1)
-            picked[count] = 0.0  # what an empty trailing row sums (reset below)
-            self._indices(block, where[:count], bits, rng)
-            if singles.size:
-                odd = singles[
-                    np.searchsorted(singles, base) : np.searchsorted(singles, base + count)
-                ]
-                odd -= base
-                where[odd] = block.cells + where[odd] % block.size
-            np.take(block.table, where[:count], out=picked[:count], mode="clip")
-            sums[first:last] = np.add.reduceat(picked, starts[first:last] - base)
+            self._indices(block, where[base : int(ends[last - 1])], bits, rng)
             first = last
-        sums[lanes == 0] = 0.0  # reduceat gives an empty segment its next element
-        return sums
+        if block.width == 2:
+            # A row with an odd number of picks turns its last pair (i, j) into the single
+            # pick j, whose value the table holds at cells + j: j is uniform on its own.
+            odd = ends[picks & 1 == 1] - 1
+            where[odd] = block.cells + where[odd] % block.size
+        bounds = np.empty(rows + 1, dtype=np.int32)
+        bounds[0] = 0
+        bounds[1:] = ends
+        return row_sums(block.table, where, bounds)
 
     @staticmethod
     def _indices(
-        block: _Block, where: Ints, bits: np.random.SFC64, rng: np.random.Generator
+        block: _Block, where: Indices, bits: np.random.SFC64, rng: np.random.Generator
     ) -> None:
         """Uniform cell indices of `block` into `where`."""
         if block.lane is None:
-            kind = np.uint16 if block.cells <= _CHEAP_UINT16_BOUND else np.uint32
+            # int32 draws the very values of uint32 (numpy fills both with one routine) and
+            # copies into the index buffer without a cast.
+            kind = np.uint16 if block.cells <= _CHEAP_UINT16_BOUND else np.int32
             np.copyto(where, rng.integers(0, block.cells, size=where.size, dtype=kind))
         elif block.cells in (1 << 8, 1 << 16):  # the lane is the index
             np.copyto(where, _raw_lanes(bits, where.size, block.lane))
@@ -485,7 +455,7 @@ class _SignKernel(_Kernel):
             tables = self._build(first, last) if self._tables is None else self._tables[first:last]
             offsets = np.arange(0, width * 256, 256, dtype=np.int64)
             for bits, sums in states:
-                where, picked = _scratch(sums.size * width)
+                where, picked = scratch(sums.size * width)
                 lanes = _raw_lanes(bits, sums.size * width, np.uint8).reshape(sums.size, width)
                 np.add(lanes, offsets, out=where.reshape(sums.size, width))
                 np.take(tables.ravel(), where, out=picked, mode="clip")
