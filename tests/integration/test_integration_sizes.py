@@ -14,10 +14,6 @@ MAX_FUNCTION_LINES = 80
 
 # Each exemption names a function and why it stays whole; the list may not grow past three.
 EXEMPT_FUNCTIONS = {
-    "packages/cli/src/groundkit/cli/_eval_cmd.py:compare_command": (
-        "one click command routing three modes (report, all pairs, items) whose flags are "
-        "checked against each other; its options are to be grouped with the cost guardrails"
-    ),
     "packages/core-judgments/src/groundkit/judgments/_trec_eval.py:_block": (
         "one vectorised pass computing every trec_eval measure of a query block from the same "
         "cumulative arrays, laid out in trec_eval's own order so conformance can be read off"

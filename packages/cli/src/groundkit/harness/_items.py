@@ -25,20 +25,21 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from groundkit.harness._errors import HarnessError
 from groundkit.judgments import (
-    EvalReport,
     StageCost,
-    StageReport,
     atomic_write_text,
     config_hash,
     format_validation_error,
     iter_jsonl_objects,
 )
+
+if TYPE_CHECKING:  # annotations only: reading an items file loads no report model
+    from groundkit.judgments import EvalReport, StageReport
 
 __all__ = [
     "ItemsFile",

@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from groundkit.stats._errors import StatsError
+from groundkit.stats._special import brentq, t_ppf
 from groundkit.stats._validation import (
     check_count,
     check_finite,
@@ -138,15 +139,13 @@ def detection_limit(
 
 @functools.lru_cache(maxsize=4096)
 def _mcnemar_limit(n: int, share: float, alpha: float, power: float) -> float | None:
-    from scipy.optimize import brentq
-
     def shortfall(change: float) -> float:
         # A change of Δ flips at least a share Δ of the items (all of them gains).
         return mcnemar_power(n, max(share, change), change, alpha=alpha) - power
 
     if shortfall(1.0) < 0.0:
         return None
-    return float(brentq(shortfall, 0.0, 1.0, xtol=_XTOL))
+    return brentq(shortfall, 0.0, 1.0, xtol=_XTOL)
 
 
 def _two_sided_t_power(critical: float, df: int, shift: float) -> float:
@@ -160,10 +159,8 @@ def _two_sided_t_power(critical: float, df: int, shift: float) -> float:
 
 def t_power(effect: float, sd: float, n: int, *, alpha: float) -> float:
     """Power of the two-sided one-sample t test (n − 1 degrees of freedom) at a true effect."""
-    from scipy.stats import t as student_t
-
     df = max(n - 1, 1)
-    critical = float(student_t.ppf(1.0 - alpha / 2.0, df))
+    critical = t_ppf(1.0 - alpha / 2.0, df)
     return _two_sided_t_power(critical, df, effect * math.sqrt(n) / sd)
 
 
@@ -177,10 +174,7 @@ def _t_limit(sd: float, n: int, df: int, alpha: float, power: float) -> float:
 @functools.lru_cache(maxsize=4096)
 def _t_shift(df: int, alpha: float, power: float) -> float:
     """The noncentrality at which the two-sided t test with df degrees has the given power."""
-    from scipy.optimize import brentq
-    from scipy.stats import t as student_t
-
-    critical = float(student_t.ppf(1.0 - alpha / 2.0, df))
+    critical = t_ppf(1.0 - alpha / 2.0, df)
 
     def shortfall(shift: float) -> float:
         return _two_sided_t_power(critical, df, shift) - power
@@ -188,7 +182,7 @@ def _t_shift(df: int, alpha: float, power: float) -> float:
     upper = critical + 4.0
     while shortfall(upper) < 0.0:
         upper *= 2.0
-    return float(brentq(shortfall, 0.0, upper, xtol=_XTOL))
+    return brentq(shortfall, 0.0, upper, xtol=_XTOL)
 
 
 def minimum_detectable_difference(n: int, *, power: float = 0.8, alpha: float = 0.05) -> float:
