@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -93,7 +94,7 @@ def test_the_exact_sign_flip_tail_stays_exact(values: list[int], share: float) -
     assert got == pytest.approx(_reference_tail(values, threshold), rel=1e-14, abs=0.0)
 
 
-def _function(coefficients: list[float], root: float):  # type: ignore[no-untyped-def]
+def _function(coefficients: list[float], root: float) -> Callable[[float], float]:
     a, b, c = coefficients
 
     def f(x: float) -> float:

@@ -31,6 +31,7 @@ from groundkit.cli._defaults import (
 from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import EXIT_FAILED, EXIT_OK, InputError
 from groundkit.cli._eval_compare import (
+    ItemsOutcome,
     ItemsSettings,
     compare_item_rows,
     exit_code_for,
@@ -278,14 +279,7 @@ def _compare_items(
         stage_a=name_a,
         stage_b=name_b,
         metric=options.metric,
-        settings=ItemsSettings(
-            guardrail_metrics=metric_guardrails or DEFAULT_GUARDRAILS,
-            guardrails_required=bool(metric_guardrails),
-            resamples=DEFAULT_RESAMPLES if options.resamples is None else options.resamples,
-            seed=DEFAULT_SEED if options.seed is None else options.seed,
-            fail_under=options.fail_under,
-            equivalence_margin=options.equivalence_margin,
-        ),
+        settings=_items_settings(options, metric_guardrails),
     )
     outcome = dataclasses.replace(outcome, notes=tuple(notes))
     checks = check_cost_guardrails(
@@ -295,12 +289,7 @@ def _compare_items(
         where_a=f"{path_a} stage {name_a!r}",
         where_b=f"{path_b} stage {name_b!r}",
     )
-    if options.as_json:
-        click.echo(json.dumps(_with_costs(outcome.to_json(), checks), indent=1))
-    else:
-        console = make_console()
-        render_items_outcome(console, outcome)
-        render_cost_checks(console, checks)
+    _show_items(outcome, checks, as_json=options.as_json)
     if options.track_record is not None:  # --- track record (groundkit.diagnosis) ---
         from groundkit.cli._track_record_cmd import record_compare_measurement
 
@@ -323,6 +312,26 @@ def _compare_items(
         below_floor=outcome.below_floor,
     )
     return code, checks
+
+
+def _items_settings(options: CompareOptions, metric_guardrails: list[str]) -> ItemsSettings:
+    return ItemsSettings(
+        guardrail_metrics=metric_guardrails or DEFAULT_GUARDRAILS,
+        guardrails_required=bool(metric_guardrails),
+        resamples=DEFAULT_RESAMPLES if options.resamples is None else options.resamples,
+        seed=DEFAULT_SEED if options.seed is None else options.seed,
+        fail_under=options.fail_under,
+        equivalence_margin=options.equivalence_margin,
+    )
+
+
+def _show_items(outcome: ItemsOutcome, checks: list[CostCheck], *, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(_with_costs(outcome.to_json(), checks), indent=1))
+    else:
+        console = make_console()
+        render_items_outcome(console, outcome)
+        render_cost_checks(console, checks)
 
 
 def _with_costs(payload: dict[str, Any], checks: list[CostCheck]) -> dict[str, Any]:
