@@ -257,7 +257,9 @@ def _compare_items(
         force=options.force,
         appends=["--track-record"],
     )
-    items_a, items_b = read_items_file(path_a), read_items_file(path_b)
+    items_a = read_items_file(path_a)
+    # Two stages of one file (the same path twice) read it once.
+    items_b = items_a if path_b == path_a else read_items_file(path_b)
     name_a, rows_a = pick_stage_rows(
         stage_rows(items_a), options.stage_a, path=path_a, flag="--stage-a"
     )
