@@ -3,7 +3,8 @@
 Each distribution function is compared with the ``scipy.stats`` method it stands for, and
 :func:`brentq` with ``scipy.optimize.brentq``, over the ranges the verdict engine uses; the
 comparisons are exact equalities (stronger than the 1e-12 relative the engine promises). A
-subprocess then checks what a numeric comparison imports: scipy.special, not scipy.stats.
+subprocess then checks what a comparison (graded and right-or-wrong) imports: scipy.special,
+not scipy.stats.
 """
 
 from __future__ import annotations
@@ -173,12 +174,15 @@ import sys
 from groundkit.stats import PairedScores, FamilySettings, compare_family
 a = {f"q{i}": (i % 7) / 7 for i in range(60)}
 b = {f"q{i}": ((i * 3) % 7) / 7 for i in range(60)}
-compare_family([PairedScores(a, b, metric="ndcg@10")], FamilySettings(resamples=200))
+hit_a = {q: float(v > 0.4) for q, v in a.items()}
+hit_b = {q: float(v > 0.3) for q, v in b.items()}
+members = [PairedScores(a, b, metric="ndcg@10"), PairedScores(hit_a, hit_b, metric="hit@10")]
+compare_family(members, FamilySettings(resamples=200, equivalence_margin=0.1))
 print(sorted(m for m in ("scipy.stats", "scipy.optimize", "scipy.special") if m in sys.modules))
 """
 
 
-def test_a_numeric_comparison_loads_scipy_special_only() -> None:
+def test_a_comparison_loads_scipy_special_only() -> None:
     done = subprocess.run(
         [sys.executable, "-c", _PROBE], capture_output=True, text=True, check=False
     )

@@ -29,6 +29,7 @@ __all__ = [
     "brentq",
     "fair_binomial_pmf",
     "norm_cdf",
+    "norm_ppf",
     "norm_sf",
     "t_cdf",
     "t_ppf",
@@ -76,6 +77,13 @@ def norm_cdf(x: float) -> float:
     return float(ndtr(x))
 
 
+def norm_ppf(q: float) -> float:
+    """``scipy.stats.norm.ppf(q)``: the ``q`` quantile of the standard normal (0 < q < 1)."""
+    from scipy.special import ndtri
+
+    return float(ndtri(q))
+
+
 def fair_binomial_pmf(count: int) -> NDArray[np.float64]:
     """``scipy.stats.binom.pmf(k, count, 0.5)`` for k = 0 … count (``count`` ≥ 0)."""
     from scipy.special import _ufuncs
@@ -88,6 +96,10 @@ def fair_binomial_pmf(count: int) -> NDArray[np.float64]:
         pmf = binom.pmf
     probs: NDArray[np.float64] = np.asarray(pmf(k, count, 0.5), dtype=np.float64)
     return probs
+
+
+def _negative(value: float) -> bool:
+    return math.copysign(1.0, value) < 0.0
 
 
 def _value(function: Callable[[float], float], x: float) -> float:
@@ -128,15 +140,16 @@ def brentq(
     # opposite "current"; |f(current)| ≤ |f(block)| at each step's start.
     previous, current = float(a), float(b)
     f_previous, f_current = _value(function, previous), _value(function, current)
-    if f_previous * f_current > 0.0:
-        raise ValueError("f(a) and f(b) must have different signs")
     if f_previous == 0.0:
         return previous
     if f_current == 0.0:
         return current
+    # Signs are compared by sign bit, not by a product (which underflows for tiny values).
+    if _negative(f_previous) == _negative(f_current):
+        raise ValueError("f(a) and f(b) must have different signs")
     block = f_block = step_before = step = 0.0
     for _ in range(maxiter):
-        if f_previous * f_current < 0.0:
+        if f_previous != 0.0 and f_current != 0.0 and _negative(f_previous) != _negative(f_current):
             block, f_block = previous, f_previous
             step_before = step = current - previous
         if abs(f_block) < abs(f_current):
