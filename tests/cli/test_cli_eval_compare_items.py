@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from groundkit.cli import cli
-from groundkit.cli._eval_compare import compare_item_rows
+from groundkit.cli._eval_compare import ItemsSettings, compare_item_rows
 from groundkit.harness import write_items
 from groundkit.judgments import (
     EvalReport,
@@ -215,9 +215,9 @@ def test_false_alarm_rate_on_seeded_a_a_comparisons(metric: str) -> None:
             stage_a="bm25",
             stage_b="bm25",
             metric=metric,
-            guardrail_metrics=[],
-            resamples=500,
-            seed=int(rng.integers(0, 2**31)),
+            settings=ItemsSettings(
+                guardrail_metrics=[], resamples=500, seed=int(rng.integers(0, 2**31))
+            ),
         )
         alarms += outcome.decision.verdict != "inconclusive"
     assert alarms / pairs <= 0.07

@@ -154,3 +154,14 @@ def test_scipy_is_not_imported_by_the_statistics_package() -> None:
     probe = "import sys, groundkit.stats; print('scipy' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_numeric_items_compare_loads_neither_scipy_stats_nor_report_models(tmp_path: Path) -> None:
+    # Graded (non right-or-wrong) scores: t, the fair binomial and Brent's root come through
+    # scipy.special (groundkit.stats._special); the report models are not needed to read items.
+    a = _items(tmp_path / "a.items.jsonl", [(i % 7) / 7 for i in range(40)])
+    b = _items(tmp_path / "b.items.jsonl", [((i * 3) % 7) / 7 for i in range(40)])
+    code, modules = loaded_by("eval", "compare", str(a), str(b), "--metric", "mrr")
+    assert code in (0, 1)
+    assert "scipy.special" in modules  # it did compute
+    assert _heavy(modules, ("scipy.stats", "scipy.optimize", "groundkit.judgments._report")) == []

@@ -10,32 +10,21 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 import click
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
 from groundkit.cli._cost_view import render_cost_table
-from groundkit.harness import LOAD_MODEL_PHASE
-from groundkit.judgments import (
-    JUDGED_CAUTION_CUTOFF,
-    AblationRow,
-    EvalReport,
-    StageComparison,
-    StageReport,
-)
+
+# Only annotations here: the report models, the harness and the progress bars are imported
+# where they are used, so a command that reads no report (an items comparison) loads none.
+if TYPE_CHECKING:
+    from rich.progress import Progress, ProgressColumn, TaskID
+
+    from groundkit.judgments import AblationRow, EvalReport, StageComparison, StageReport
 
 __all__ = [
     "VERDICT_MARKS",
@@ -139,6 +128,8 @@ def render_stage_table(console: Console, report: EvalReport, metrics: Sequence[s
     table.add_column("setup", style="dim")
     for metric in metrics:
         table.add_column(metric, justify="right", no_wrap=True)
+    from groundkit.judgments import JUDGED_CAUTION_CUTOFF
+
     judged = f"judged@{JUDGED_CAUTION_CUTOFF}"
     show_judged = any(judged in stage.judged for stage in report.stages)
     if show_judged:
@@ -357,6 +348,15 @@ class ProgressDisplay:
 
     def __enter__(self) -> ProgressDisplay:
         if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
             columns = self._columns or (
                 TextColumn("{task.description:<28}"),
                 BarColumn(),
@@ -386,6 +386,8 @@ class ProgressDisplay:
         self._progress.update(
             task, total=max(total, 1), completed=max(total, 1) if finished else done
         )
+        from groundkit.harness import LOAD_MODEL_PHASE
+
         if finished and started and phase.endswith(f": {LOAD_MODEL_PHASE}"):
             elapsed = self._progress.tasks[task].elapsed or 0.0
             self._progress.console.print(

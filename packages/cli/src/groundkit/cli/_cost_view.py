@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from groundkit.judgments import StageCost, StageReport
+if TYPE_CHECKING:  # annotations only: the report models load when a report does
+    from groundkit.judgments import StageCost, StageReport
 
 __all__ = ["COST_COLUMNS", "cost_basis_sentence", "format_figure", "render_cost_table"]
 

@@ -20,18 +20,6 @@ from typing import Any
 import click
 from pydantic import BaseModel
 
-from groundkit.judgments import (
-    EvalReport,
-    GoldEvidence,
-    GoldQuote,
-    Judgment,
-    QueryInfo,
-    QueryResult,
-    RunInfo,
-    StageReport,
-    parse_report,
-)
-
 __all__ = ["CONTRACTS", "InputContract", "describe_option", "describe_text", "field_rows"]
 
 Schema = dict[str, Any]
@@ -228,7 +216,13 @@ def describe_text(names: Sequence[str]) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
+# The models are imported where a description is asked for: ``--describe`` is an option of
+# commands (an items comparison) that load no report model otherwise.
+
+
 def _judgment_example() -> str:
+    from groundkit.judgments import GoldQuote, Judgment
+
     judgment = Judgment(
         query_id="leave-days",
         query="How many days of paid leave do I get?",
@@ -239,6 +233,16 @@ def _judgment_example() -> str:
 
 
 def _report_example() -> str:
+    from groundkit.judgments import (
+        EvalReport,
+        GoldEvidence,
+        QueryInfo,
+        QueryResult,
+        RunInfo,
+        StageReport,
+        parse_report,
+    )
+
     run = RunInfo(
         created_at="2026-01-01T00:00:00+00:00",
         package_versions={"groundkit-cli": "0.1.0"},
@@ -298,18 +302,25 @@ def _config_schemas() -> list[Schema]:
     return [model_schema(RunConfig), *kinds]
 
 
+def _model(name: str) -> type[BaseModel]:
+    import groundkit.judgments
+
+    model: type[BaseModel] = getattr(groundkit.judgments, name)
+    return model
+
+
 CONTRACTS: dict[str, InputContract] = {
     "judgments": InputContract(
         "judgments file",
         "JSON Lines (UTF-8), one Judgment object per line; unknown keys are refused",
-        lambda: [Judgment.model_json_schema()],
+        lambda: [_model("Judgment").model_json_schema()],
         _judgment_example,
     ),
     "report": InputContract(
         "report",
         "one JSON object (UTF-8), an EvalReport, as grk eval run writes it; a later minor "
         "schema_version is read, a later major one refused",
-        lambda: [EvalReport.model_json_schema()],
+        lambda: [_model("EvalReport").model_json_schema()],
         _report_example,
     ),
     "config": InputContract(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import click
 from groundkit.cli._console import make_console, progress_option
 from groundkit.cli._cost_guardrail import (
     CostCheck,
+    CostGuardrail,
     check_cost_guardrails,
     cost_checks_json,
     render_cost_checks,
@@ -29,14 +31,16 @@ from groundkit.cli._defaults import (
 from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import EXIT_FAILED, EXIT_OK, InputError
 from groundkit.cli._eval_compare import (
+    ItemsOutcome,
+    ItemsSettings,
     compare_item_rows,
     exit_code_for,
     pick_stage_rows,
     render_items_outcome,
 )
+from groundkit.cli._eval_compare_options import CompareOptions, compare_options
 from groundkit.cli._eval_items import ALLOW_FLAG, check_same_gold, read_items_file, stage_rows
 from groundkit.cli._outputs import force_option, guard
-from groundkit.diagnosis import FIXES  # track record
 from groundkit.harness import MAX_RESAMPLES, default_headline_metrics
 
 # The report mode, the demo and trec import what they need in their bodies: comparing two
@@ -114,104 +118,8 @@ def trec_command(
 @click.command("compare")
 @describe_option("report")
 @click.argument("files", nargs=-1, required=True, type=_EXISTING_FILE)
-@click.option("--metric", default="recall@10", show_default=True, help="The deciding metric.")
-@click.option(
-    "--baseline", default=None, help="Report mode: baseline stage (default: the report's)."
-)
-@click.option("--candidate", default=None, help="Report mode: candidate stage.")
-@click.option("--stage-a", default=None, help="Items mode: stage of A when A has several.")
-@click.option("--stage-b", default=None, help="Items mode: stage of B when B has several.")
-@click.option(
-    "--resamples",
-    type=click.IntRange(min=1, max=MAX_RESAMPLES),
-    default=None,
-    help="Random sign patterns where a test cannot be enumerated exactly "
-    f"[items: {DEFAULT_RESAMPLES}; report: the report's setting].",
-)
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=None,
-    help="Seed of every random step [items: 0; report: the report's setting].",
-)
-@click.option(
-    "--equivalence-margin",
-    type=click.FloatRange(min=0.0, min_open=True, max=1.0),
-    default=None,
-    metavar="M",
-    help="Also test equivalence within ±M (TOST), so an undecided comparison can be told "
-    "from an equivalent one [report: the report's setting].",
-)
-@click.option(
-    "--all-pairs",
-    is_flag=True,
-    help="Report mode: compare every pair of stages under one family-wise randomisation "
-    "test (max statistic, like Tukey's HSD).",
-)
-@click.option(
-    "--fail-under",
-    type=float,
-    default=None,
-    metavar="X",
-    help="Items mode: exit 1 when the low end of B's 95% range on the metric is under X.",
-)
-@click.option(
-    "--fail-on-inconclusive", is_flag=True, help="Exit 1 on an inconclusive verdict as well."
-)
-@click.option(
-    "--guardrail",
-    "guardrails",
-    multiple=True,
-    metavar="METRIC|FIGURE<=LIMIT",
-    help="Items mode: metric shown beside the deciding one "
-    "[default: the default headline metrics present in both files]. Either mode: a cost "
-    "threshold on the recorded figures, e.g. latency_p95<=1.2x (relative to A) or usd<=0.5; "
-    "a failed one exits 1 (a threshold check, not a statistical test).",
-)
-@click.option(
-    ALLOW_FLAG,
-    "allow_different_gold",
-    is_flag=True,
-    help="Items mode: compare files scored on different judgments or a different corpus "
-    "(refused by default: the difference would not be the retrieval's).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
-# --- track record (groundkit.diagnosis; owner: diagnosis helper) ---
-@click.option(
-    "--track-record",
-    "track_record",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Items mode: append what B measured for a fix predicted for A to this record file.",
-)
-@click.option(
-    "--applied",
-    type=click.Choice(FIXES),
-    default=None,
-    help="The fix B applied (default: inferred when the two stage configs differ only there).",
-)
-@force_option
-# --- end track record ---
-def compare_command(
-    files: tuple[Path, ...],
-    metric: str,
-    baseline: str | None,
-    candidate: str | None,
-    stage_a: str | None,
-    stage_b: str | None,
-    resamples: int | None,
-    seed: int | None,
-    equivalence_margin: float | None,
-    all_pairs: bool,
-    fail_under: float | None,
-    fail_on_inconclusive: bool,
-    guardrails: tuple[str, ...],
-    allow_different_gold: bool,
-    as_json: bool,
-    track_record: Path | None = None,
-    applied: str | None = None,
-    force: bool = False,
-) -> None:
+@compare_options
+def compare_command(files: tuple[Path, ...], options: CompareOptions) -> None:
     """Compare two stages of one REPORT, or two items files A and B.
 
     \b
@@ -231,156 +139,197 @@ def compare_command(
     queries with --fail-on-inconclusive, or under --fail-under), 2 files that cannot be
     compared.
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
-    console = make_console()
+    fail_under = options.fail_under
     if fail_under is not None and not 0.0 <= fail_under <= 1.0:  # also refuses nan
         raise InputError(f"--fail-under must be a metric value in [0, 1], got {fail_under}")
-    metric_guardrails, cost_guardrails = split_guardrails(guardrails)
-    checks: list[CostCheck] = []
+    guardrails = split_guardrails(options.guardrails)
     if len(files) == 1:
-        from groundkit.cli._compare_report import (
-            compare_report_all_pairs,
-            compare_report_stages,
-            render_all_pairs,
-            render_report_outcome,
-        )
-        from groundkit.judgments import load_report
-
-        for flag, value in (
-            ("--stage-a", stage_a),
-            ("--stage-b", stage_b),
-            ("--fail-under", fail_under),
-            ("--guardrail METRIC", metric_guardrails or None),
-            ("--track-record", track_record),  # track record
-            (ALLOW_FLAG, allow_different_gold or None),
-        ):
-            if value is not None:
-                raise InputError(f"{flag} applies to two items files, not to a report")
-        if all_pairs:
-            for flag, value in (
-                ("--baseline", baseline),
-                ("--candidate", candidate),
-                ("--equivalence-margin", equivalence_margin),
-                ("--guardrail", [g.text for g in cost_guardrails] or None),
-            ):
-                if value is not None:
-                    raise InputError(f"{flag} does not apply with --all-pairs")
-            pairs = compare_report_all_pairs(
-                files[0], metric=metric, resamples=resamples, seed=seed
-            )
-            if as_json:
-                click.echo(json.dumps(pairs.model_dump(mode="json"), indent=1))
-            else:
-                render_all_pairs(console, pairs)
-            click.get_current_context().exit(EXIT_OK)
-        report_outcome = compare_report_stages(
-            files[0],
-            baseline=baseline,
-            candidate=candidate,
-            metric=metric,
-            resamples=resamples,
-            seed=seed,
-            equivalence_margin=equivalence_margin,
-        )
-        if cost_guardrails:
-            report = load_report(files[0])
-            checks = check_cost_guardrails(
-                cost_guardrails,
-                report.stage(report_outcome.baseline).cost,
-                report.stage(report_outcome.candidate).cost,
-                where_a=f"{files[0]} stage {report_outcome.baseline!r}",
-                where_b=f"{files[0]} stage {report_outcome.candidate!r}",
-            )
-        if as_json:
-            click.echo(json.dumps(_with_costs(report_outcome.to_json(), checks), indent=1))
-        else:
-            render_report_outcome(console, report_outcome)
-            render_cost_checks(console, checks)
-        code = exit_code_for(report_outcome.verdict, fail_on_inconclusive=fail_on_inconclusive)
+        code, checks = _compare_report(files[0], options, guardrails)
     elif len(files) == 2:
-        for flag, value in (
-            ("--baseline", baseline),
-            ("--candidate", candidate),
-            ("--all-pairs", all_pairs or None),
-        ):
-            if value is not None:
-                raise InputError(
-                    f"{flag} applies to one report; for items files use --stage-a/--stage-b"
-                )
-        path_a, path_b = files
-        guard(  # track record
-            [("--track-record", track_record, "track record")],
-            [("A", path_a), ("B", path_b)],
-            force=force,
-            appends=["--track-record"],
-        )
-        items_a, items_b = read_items_file(path_a), read_items_file(path_b)
-        name_a, rows_a = pick_stage_rows(
-            stage_rows(items_a), stage_a, path=path_a, flag="--stage-a"
-        )
-        name_b, rows_b = pick_stage_rows(
-            stage_rows(items_b), stage_b, path=path_b, flag="--stage-b"
-        )
-        notes = check_same_gold(
-            items_a.stage(name_a),
-            items_b.stage(name_b),
-            path_a=path_a,
-            path_b=path_b,
-            allow=allow_different_gold,
-        )
-        items_outcome = compare_item_rows(
-            rows_a,
-            rows_b,
-            path_a=path_a,
-            path_b=path_b,
-            stage_a=name_a,
-            stage_b=name_b,
-            metric=metric,
-            guardrail_metrics=metric_guardrails or DEFAULT_GUARDRAILS,
-            guardrails_required=bool(metric_guardrails),
-            resamples=DEFAULT_RESAMPLES if resamples is None else resamples,
-            seed=DEFAULT_SEED if seed is None else seed,
-            fail_under=fail_under,
-            equivalence_margin=equivalence_margin,
-        )
-        items_outcome = dataclasses.replace(items_outcome, notes=tuple(notes))
-        checks = check_cost_guardrails(
-            cost_guardrails,
-            items_a.stage(name_a).cost,
-            items_b.stage(name_b).cost,
-            where_a=f"{path_a} stage {name_a!r}",
-            where_b=f"{path_b} stage {name_b!r}",
-        )
-        if as_json:
-            click.echo(json.dumps(_with_costs(items_outcome.to_json(), checks), indent=1))
-        else:
-            render_items_outcome(console, items_outcome)
-            render_cost_checks(console, checks)
-        if track_record is not None:  # --- track record (groundkit.diagnosis) ---
-            from groundkit.cli._track_record_cmd import record_compare_measurement
-
-            record_compare_measurement(
-                track_record,
-                applied=applied,
-                path_a=path_a,
-                path_b=path_b,
-                stage_a=name_a,
-                stage_b=name_b,
-                rows_a=rows_a,
-                rows_b=rows_b,
-                comparison=items_outcome.decision,
-                console=make_console(stderr=as_json),
-                err_console=make_console(stderr=True),
-            )  # --- end track record ---
-        code = exit_code_for(
-            items_outcome.decision.verdict,
-            fail_on_inconclusive=fail_on_inconclusive,
-            below_floor=items_outcome.below_floor,
-        )
+        code, checks = _compare_items(files[0], files[1], options, guardrails)
     else:
         raise click.UsageError("give one report, or two items files A and B")
     if any(not check.passed for check in checks):
         code = max(code, EXIT_FAILED)
     click.get_current_context().exit(code)
+
+
+def _refuse(flags: Sequence[tuple[str, object]], message: str) -> None:
+    """Refuse the first flag given (not ``None``) of ``flags``: ``{flag} {message}``."""
+    for flag, value in flags:
+        if value is not None:
+            raise InputError(f"{flag} {message}")
+
+
+def _compare_report(
+    path: Path, options: CompareOptions, guardrails: tuple[list[str], list[CostGuardrail]]
+) -> tuple[int, list[CostCheck]]:
+    """Report mode (one file): the report's own verdict, or every pair with --all-pairs."""
+    from groundkit.cli._compare_report import compare_report_stages, render_report_outcome
+    from groundkit.judgments import load_report
+
+    metric_guardrails, cost_guardrails = guardrails
+    _refuse(
+        [
+            ("--stage-a", options.stage_a),
+            ("--stage-b", options.stage_b),
+            ("--fail-under", options.fail_under),
+            ("--guardrail METRIC", metric_guardrails or None),
+            ("--track-record", options.track_record),  # track record
+            (ALLOW_FLAG, options.allow_different_gold or None),
+        ],
+        "applies to two items files, not to a report",
+    )
+    if options.all_pairs:
+        _compare_all_pairs(path, options, cost_guardrails)
+        return EXIT_OK, []
+    outcome = compare_report_stages(
+        path,
+        baseline=options.baseline,
+        candidate=options.candidate,
+        metric=options.metric,
+        resamples=options.resamples,
+        seed=options.seed,
+        equivalence_margin=options.equivalence_margin,
+    )
+    checks: list[CostCheck] = []
+    if cost_guardrails:
+        report = load_report(path)
+        checks = check_cost_guardrails(
+            cost_guardrails,
+            report.stage(outcome.baseline).cost,
+            report.stage(outcome.candidate).cost,
+            where_a=f"{path} stage {outcome.baseline!r}",
+            where_b=f"{path} stage {outcome.candidate!r}",
+        )
+    if options.as_json:
+        click.echo(json.dumps(_with_costs(outcome.to_json(), checks), indent=1))
+    else:
+        console = make_console()
+        render_report_outcome(console, outcome)
+        render_cost_checks(console, checks)
+    code = exit_code_for(outcome.verdict, fail_on_inconclusive=options.fail_on_inconclusive)
+    return code, checks
+
+
+def _compare_all_pairs(
+    path: Path, options: CompareOptions, cost_guardrails: Sequence[CostGuardrail]
+) -> None:
+    from groundkit.cli._compare_report import compare_report_all_pairs, render_all_pairs
+
+    _refuse(
+        [
+            ("--baseline", options.baseline),
+            ("--candidate", options.candidate),
+            ("--equivalence-margin", options.equivalence_margin),
+            ("--guardrail", [g.text for g in cost_guardrails] or None),
+        ],
+        "does not apply with --all-pairs",
+    )
+    pairs = compare_report_all_pairs(
+        path, metric=options.metric, resamples=options.resamples, seed=options.seed
+    )
+    if options.as_json:
+        click.echo(json.dumps(pairs.model_dump(mode="json"), indent=1))
+    else:
+        render_all_pairs(make_console(), pairs)
+
+
+def _compare_items(
+    path_a: Path,
+    path_b: Path,
+    options: CompareOptions,
+    guardrails: tuple[list[str], list[CostGuardrail]],
+) -> tuple[int, list[CostCheck]]:
+    """Items mode (two files): B's verdict against A, guardrails and cost thresholds."""
+    metric_guardrails, cost_guardrails = guardrails
+    _refuse(
+        [
+            ("--baseline", options.baseline),
+            ("--candidate", options.candidate),
+            ("--all-pairs", options.all_pairs or None),
+        ],
+        "applies to one report; for items files use --stage-a/--stage-b",
+    )
+    guard(  # track record
+        [("--track-record", options.track_record, "track record")],
+        [("A", path_a), ("B", path_b)],
+        force=options.force,
+        appends=["--track-record"],
+    )
+    items_a = read_items_file(path_a)
+    # Two stages of one file (the same path twice) read it once.
+    items_b = items_a if path_b == path_a else read_items_file(path_b)
+    name_a, rows_a = pick_stage_rows(
+        stage_rows(items_a), options.stage_a, path=path_a, flag="--stage-a"
+    )
+    name_b, rows_b = pick_stage_rows(
+        stage_rows(items_b), options.stage_b, path=path_b, flag="--stage-b"
+    )
+    notes = check_same_gold(
+        items_a.stage(name_a),
+        items_b.stage(name_b),
+        path_a=path_a,
+        path_b=path_b,
+        allow=options.allow_different_gold,
+    )
+    outcome = compare_item_rows(
+        rows_a,
+        rows_b,
+        path_a=path_a,
+        path_b=path_b,
+        stage_a=name_a,
+        stage_b=name_b,
+        metric=options.metric,
+        settings=_items_settings(options, metric_guardrails),
+    )
+    outcome = dataclasses.replace(outcome, notes=tuple(notes))
+    checks = check_cost_guardrails(
+        cost_guardrails,
+        items_a.stage(name_a).cost,
+        items_b.stage(name_b).cost,
+        where_a=f"{path_a} stage {name_a!r}",
+        where_b=f"{path_b} stage {name_b!r}",
+    )
+    _show_items(outcome, checks, as_json=options.as_json)
+    if options.track_record is not None:  # --- track record (groundkit.diagnosis) ---
+        from groundkit.cli._track_record_cmd import ComparedSide, record_compared
+
+        record_compared(
+            options.track_record,
+            ComparedSide(path_a, name_a, rows_a),
+            ComparedSide(path_b, name_b, rows_b),
+            applied=options.applied,
+            comparison=outcome.decision,
+            console=make_console(stderr=options.as_json),
+            err_console=make_console(stderr=True),
+        )  # --- end track record ---
+    code = exit_code_for(
+        outcome.decision.verdict,
+        fail_on_inconclusive=options.fail_on_inconclusive,
+        below_floor=outcome.below_floor,
+    )
+    return code, checks
+
+
+def _items_settings(options: CompareOptions, metric_guardrails: list[str]) -> ItemsSettings:
+    return ItemsSettings(
+        guardrail_metrics=metric_guardrails or DEFAULT_GUARDRAILS,
+        guardrails_required=bool(metric_guardrails),
+        resamples=DEFAULT_RESAMPLES if options.resamples is None else options.resamples,
+        seed=DEFAULT_SEED if options.seed is None else options.seed,
+        fail_under=options.fail_under,
+        equivalence_margin=options.equivalence_margin,
+    )
+
+
+def _show_items(outcome: ItemsOutcome, checks: list[CostCheck], *, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(_with_costs(outcome.to_json(), checks), indent=1))
+    else:
+        console = make_console()
+        render_items_outcome(console, outcome)
+        render_cost_checks(console, checks)
 
 
 def _with_costs(payload: dict[str, Any], checks: list[CostCheck]) -> dict[str, Any]:

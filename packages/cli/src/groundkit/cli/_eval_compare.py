@@ -31,6 +31,7 @@ from groundkit.stats import (
 
 __all__ = [
     "ItemsOutcome",
+    "ItemsSettings",
     "StageRows",
     "compare_item_rows",
     "exit_code_for",
@@ -156,6 +157,29 @@ def _shared_metrics(rows_a: StageRows, rows_b: StageRows) -> list[str]:
     return sorted(everywhere(rows_a) & everywhere(rows_b))
 
 
+@dataclass(frozen=True, slots=True)
+class ItemsSettings:
+    """How two items files are compared, beyond the deciding metric.
+
+    Attributes:
+        guardrail_metrics: Other metrics to show (default: every other metric in both files);
+            those missing from either file are skipped unless ``guardrails_required``.
+        guardrails_required: The guardrails were asked for by name (``--guardrail``): each
+            must be in every row of both files.
+        resamples: Random sign patterns where a test cannot be enumerated exactly.
+        seed: Seed of every random step.
+        fail_under: Floor for the low end of B's interval on the deciding metric.
+        equivalence_margin: Margin of an equivalence test on the deciding metric.
+    """
+
+    guardrail_metrics: Sequence[str] | None = None
+    guardrails_required: bool = False
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = 0
+    fail_under: float | None = None
+    equivalence_margin: float | None = None
+
+
 def compare_item_rows(
     rows_a: StageRows,
     rows_b: StageRows,
@@ -165,12 +189,7 @@ def compare_item_rows(
     stage_a: str,
     stage_b: str,
     metric: str,
-    guardrail_metrics: Sequence[str] | None = None,
-    guardrails_required: bool = False,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
-    fail_under: float | None = None,
-    equivalence_margin: float | None = None,
+    settings: ItemsSettings | None = None,
 ) -> ItemsOutcome:
     """The verdict of B against A on ``metric``, with guardrails and the ``--fail-under`` check.
 
@@ -182,24 +201,19 @@ def compare_item_rows(
         stage_a: Stage name of A.
         stage_b: Stage name of B.
         metric: The deciding metric.
-        guardrail_metrics: Other metrics to show (default: every other metric in both files);
-            those missing from either file are skipped unless ``guardrails_required``.
-        guardrails_required: The guardrails were asked for by name (``--guardrail``): each
-            must be in every row of both files.
-        resamples: Random sign patterns where a test cannot be enumerated exactly.
-        seed: Seed of every random step.
-        fail_under: Floor for the low end of B's interval on ``metric``.
-        equivalence_margin: Margin of an equivalence test on the deciding metric.
+        settings: Guardrails, resamples, seed, floor and margin (default ``ItemsSettings()``).
 
     Raises:
         InputError: Different query ids, or a metric (or a required guardrail) missing from
             a file or a row.
     """
+    given = settings or ItemsSettings()
+    guardrail_metrics = given.guardrail_metrics
     _check_pairing(rows_a, rows_b, path_a, path_b)
     column_a = _metric_column(rows_a, metric, path_a)
     column_b = _metric_column(rows_b, metric, path_b)
     shared = _shared_metrics(rows_a, rows_b)
-    if guardrails_required and guardrail_metrics is not None:
+    if given.guardrails_required and guardrail_metrics is not None:
         _check_guardrails(guardrail_metrics, shared, (rows_a, path_a), (rows_b, path_b))
     wanted = shared if guardrail_metrics is None else guardrail_metrics
     others = [m for m in wanted if m in shared and m != metric]
@@ -212,15 +226,18 @@ def compare_item_rows(
         )
         for other in others
     ]
-    settings = FamilySettings(
-        resamples=resamples, seed=seed, adjustment="none", equivalence_margin=equivalence_margin
+    family = FamilySettings(
+        resamples=given.resamples,
+        seed=given.seed,
+        adjustment="none",
+        equivalence_margin=given.equivalence_margin,
     )
-    decision, *guardrails = compare_family(members, settings)
+    decision, *guardrails = compare_family(members, family)
     present = {m for rows in (rows_a, rows_b) for row in rows.values() for m in row}
     incomplete = tuple(m for m in wanted if m in present and m not in shared and m != metric)
     b_low = None
-    if fail_under is not None:
-        b_low = mean_interval(column_b, seed=seed).low
+    if given.fail_under is not None:
+        b_low = mean_interval(column_b, seed=given.seed).low
     return ItemsOutcome(
         path_a=str(path_a),
         path_b=str(path_b),
@@ -228,7 +245,7 @@ def compare_item_rows(
         stage_b=stage_b,
         decision=decision,
         guardrails=tuple(guardrails),
-        fail_under=fail_under,
+        fail_under=given.fail_under,
         b_low=b_low,
         incomplete=incomplete,
     )

@@ -29,7 +29,6 @@ from groundkit.stats import ItemComparison
 __all__ = [
     "ComparedSide",
     "print_cautions",
-    "record_compare_measurement",
     "record_compared",
     "render_track_summary",
 ]
@@ -102,34 +101,6 @@ def record_compared(
     style = "green" if outcome.status == "recorded" else "yellow"
     console.print(Text("track record: ", style="bold") + Text(outcome.message, style=style))
     return outcome
-
-
-# Kept with its keywords for its one caller, compare_command (cli/_eval_cmd.py), which another
-# change is reworking; remove it (and the noqa) once that calls record_compared.
-def record_compare_measurement(  # noqa: PLR0913
-    record_path: Path,
-    *,
-    applied: str | None,
-    path_a: Path,
-    path_b: Path,
-    stage_a: str,
-    stage_b: str,
-    rows_a: dict[str, dict[str, float]],
-    rows_b: dict[str, dict[str, float]],
-    comparison: ItemComparison,
-    console: Console,
-    err_console: Console,
-) -> MeasurementOutcome:
-    """:func:`record_compared` with each side's path, stage and rows given one by one."""
-    return record_compared(
-        record_path,
-        ComparedSide(path_a, stage_a, rows_a),
-        ComparedSide(path_b, stage_b, rows_b),
-        applied=applied,
-        comparison=comparison,
-        console=console,
-        err_console=err_console,
-    )
 
 
 def _inside(value: bool | None) -> Text:

@@ -25,20 +25,21 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from groundkit.harness._errors import HarnessError
 from groundkit.judgments import (
-    EvalReport,
     StageCost,
-    StageReport,
     atomic_write_text,
     config_hash,
     format_validation_error,
     iter_jsonl_objects,
 )
+
+if TYPE_CHECKING:  # annotations only: reading an items file loads no report model
+    from groundkit.judgments import EvalReport, StageReport
 
 __all__ = [
     "ItemsFile",
@@ -199,6 +200,9 @@ def _check_scores(value: Any, path: Path, line: int, query_id: str) -> dict[str,
         raise HarnessError(
             "'scores' must be a non-empty object", path=path, line=line, item_id=query_id
         )
+    # The common case in one pass: JSON floats within [0, 1] (no bool, int, nan or inf).
+    if all(type(number) is float and 0.0 <= number <= 1.0 for number in value.values()):
+        return dict(value)
     out: dict[str, float] = {}
     for metric, number in value.items():
         if (

@@ -103,17 +103,14 @@ if TYPE_CHECKING:
     from groundkit.judgments._report import (
         SCHEMA_VERSION,
         AblationRow,
-        BootstrapSettings,
         EvalReport,
         EvidenceTrace,
         GoldEvidence,
-        MetricAggregate,
         QueryInfo,
         QueryResult,
         ReportHit,
         RetrieverRecord,
         RunInfo,
-        StageComparison,
         StageReport,
         UnlocatedHit,
     )
@@ -149,6 +146,11 @@ if TYPE_CHECKING:
         judged_notes,
     )
     from groundkit.judgments._report_notes import NoteCode, NoteLevel, ReportNote
+    from groundkit.judgments._report_statistics import (
+        BootstrapSettings,
+        MetricAggregate,
+        StageComparison,
+    )
     from groundkit.judgments._resolve import (
         Method,
         ResolvedJudgment,
@@ -192,7 +194,7 @@ _EXPORTS: dict[str, str] = {
     "RateFigure": "groundkit.judgments._report_adjudication",
     "AdjudicatedStage": "groundkit.judgments._report_adjudication",
     "AdjudicationInfo": "groundkit.judgments._report_adjudication",
-    "BootstrapSettings": "groundkit.judgments._report",
+    "BootstrapSettings": "groundkit.judgments._report_statistics",
     "COST_FIGURES": "groundkit.judgments._report_cost",
     "CharsChunker": "groundkit.judgments._chunking",
     "Chunk": "groundkit.judgments._chunking",
@@ -223,7 +225,7 @@ _EXPORTS: dict[str, str] = {
     "METRIC_KINDS": "groundkit.judgments._metrics_spec",
     "MemoryMethod": "groundkit.judgments._report_cost",
     "Method": "groundkit.judgments._resolve",
-    "MetricAggregate": "groundkit.judgments._report",
+    "MetricAggregate": "groundkit.judgments._report_statistics",
     "MetricSpec": "groundkit.judgments._metrics_spec",
     "MetricTable": "groundkit.judgments._metrics",
     "NoteCode": "groundkit.judgments._report_notes",
@@ -247,7 +249,7 @@ _EXPORTS: dict[str, str] = {
     "SCHEMA_VERSION": "groundkit.judgments._report",
     "SentencesChunker": "groundkit.judgments._chunking",
     "Span": "groundkit.judgments._resolve",
-    "StageComparison": "groundkit.judgments._report",
+    "StageComparison": "groundkit.judgments._report_statistics",
     "StageCost": "groundkit.judgments._report_cost",
     "StageExport": "groundkit.judgments._export",
     "StagePrice": "groundkit.judgments._report_cost",

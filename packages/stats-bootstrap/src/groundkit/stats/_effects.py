@@ -8,6 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from groundkit.stats._engine import exact_mean
+from groundkit.stats._special import brentq, norm_cdf, norm_sf, t_cdf, t_ppf, t_sf
 from groundkit.stats._tango import tango_statistic
 
 __all__ = [
@@ -20,19 +21,16 @@ __all__ = [
 
 def paired_t_test(deltas: NDArray[np.float64]) -> tuple[float, float] | None:
     """Student's paired t statistic and two-sided p-value, or None without spread or n < 2."""
-    from scipy.stats import t as student_t
-
     n = deltas.size
     spread = float(np.std(deltas, ddof=1)) if n >= 2 else 0.0
     if spread == 0.0:
         return None
     statistic = exact_mean(deltas) / (spread / math.sqrt(n))
-    return statistic, float(min(1.0, 2.0 * student_t.sf(abs(statistic), n - 1)))
+    return statistic, float(min(1.0, 2.0 * t_sf(abs(statistic), n - 1)))
 
 
 def _noncentrality_bound(statistic: float, df: int, tail: float) -> float:
     """The noncentrality λ with P(T ≤ statistic | λ) = tail (T noncentral t with df)."""
-    from scipy.optimize import brentq
     from scipy.special import nctdtr, nctdtrinc
 
     found = float(nctdtrinc(df, tail, statistic))
@@ -47,7 +45,7 @@ def _noncentrality_bound(statistic: float, df: int, tail: float) -> float:
         low -= 10.0
     while gap(high) > 0.0:
         high += 10.0
-    return float(brentq(gap, low, high, xtol=1e-10))
+    return brentq(gap, low, high, xtol=1e-10)
 
 
 def standardized_effect(
@@ -78,13 +76,11 @@ def relative_change_interval(
     a quadratic in ρ. It is bounded only when mean_a is clearly away from zero; otherwise (or
     when mean_a is 0) the relative change is not reported (None).
     """
-    from scipy.stats import t as student_t
-
     n = values_a.size
     mean_a, mean_b = exact_mean(values_a), exact_mean(values_b)
     if n < 2 or mean_a == 0.0:
         return None
-    q = float(student_t.ppf(0.5 + confidence_level / 2.0, n - 1)) ** 2 / n
+    q = t_ppf(0.5 + confidence_level / 2.0, n - 1) ** 2 / n
     var_a = float(np.var(values_a, ddof=1))
     var_b = float(np.var(values_b, ddof=1))
     cov = float(np.cov(values_a, values_b, ddof=1)[0, 1])
@@ -108,21 +104,18 @@ def equivalence_p_value(
     score statistic at ±margin, numeric items the paired t statistic; differences without any
     spread are tested with `spread_floor` (the spread the detection limit assumes then).
     """
-    from scipy.stats import norm
-    from scipy.stats import t as student_t
-
     n = deltas.size
     if binary:
         gained = int(np.count_nonzero(deltas > 0.0))
         lost = int(np.count_nonzero(deltas < 0.0))
-        above = float(norm.sf(tango_statistic(gained, lost, n, -margin)))
-        below = float(norm.cdf(tango_statistic(gained, lost, n, margin)))
+        above = norm_sf(tango_statistic(gained, lost, n, -margin))
+        below = norm_cdf(tango_statistic(gained, lost, n, margin))
         return max(above, below)
     if n < 2:
         return 1.0
     spread = float(np.std(deltas, ddof=1)) or spread_floor
     centre = exact_mean(deltas)
     error = spread / math.sqrt(n)
-    above = float(student_t.sf((centre + margin) / error, n - 1))
-    below = float(student_t.cdf((centre - margin) / error, n - 1))
+    above = t_sf((centre + margin) / error, n - 1)
+    below = t_cdf((centre - margin) / error, n - 1)
     return max(above, below)

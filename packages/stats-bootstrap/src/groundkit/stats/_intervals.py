@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 from groundkit.stats._betting import betting_interval
 from groundkit.stats._engine import exact_mean
 from groundkit.stats._errors import StatsError
+from groundkit.stats._special import t_ppf
 from groundkit.stats._tango import tango_interval
 from groundkit.stats._validation import (
     check_confidence,
@@ -143,12 +144,10 @@ def clopper_pearson(successes: int, n: int, confidence_level: float) -> tuple[fl
 
 def t_interval(values: NDArray[np.float64], confidence_level: float) -> tuple[float, float]:
     """Student's t interval for the mean (n ≥ 2)."""
-    from scipy.stats import t
-
     n = values.size
     centre = exact_mean(values)
     spread = float(np.std(values, ddof=1))
-    half = float(t.ppf(0.5 + confidence_level / 2.0, n - 1)) * spread / math.sqrt(n)
+    half = t_ppf(0.5 + confidence_level / 2.0, n - 1) * spread / math.sqrt(n)
     return centre - half, centre + half
 
 

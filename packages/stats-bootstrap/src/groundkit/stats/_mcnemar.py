@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from groundkit.stats._binomial import binomtest_p_value
 from groundkit.stats._errors import StatsError
 
 __all__ = ["McNemarResult", "as_bool", "mcnemar", "mcnemar_p_value"]
@@ -93,10 +94,8 @@ def mcnemar(before: Sequence[bool], after: Sequence[bool]) -> McNemarResult:
 
 def mcnemar_p_value(gained: int, lost: int) -> float:
     """The exact two-sided McNemar p-value from the discordant counts (1.0 when there are none)."""
-    from scipy.stats import binomtest
-
     discordant = gained + lost
     if discordant == 0:
         return 1.0
     # Never zero: a p-value that underflows is reported as the smallest normal float.
-    return min(1.0, max(float(binomtest(gained, discordant, 0.5).pvalue), _TINY))
+    return min(1.0, max(binomtest_p_value(gained, discordant, 0.5), _TINY))

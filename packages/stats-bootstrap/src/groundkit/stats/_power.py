@@ -21,7 +21,9 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from groundkit.stats._binomial import binom_cdf, binom_isf, binom_pmf, binom_ppf, binom_sf
 from groundkit.stats._errors import StatsError
+from groundkit.stats._special import brentq, t_ppf
 from groundkit.stats._validation import (
     check_count,
     check_finite,
@@ -44,12 +46,10 @@ _XTOL = 1e-9
 
 def _flip_counts(n: int, share: float) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """The flip counts k with non-negligible Binomial(n, share) mass, and that mass."""
-    from scipy.stats import binom
-
-    low = int(binom.ppf(_MASS, n, share))
-    high = int(binom.isf(_MASS, n, share))
+    low = int(binom_ppf(_MASS, n, share))
+    high = int(binom_isf(_MASS, n, share))
     counts = np.arange(max(low, 0), min(high, n) + 1, dtype=np.int64)
-    return counts, binom.pmf(counts, n, share)
+    return counts, binom_pmf(counts, n, share)
 
 
 def _rejection_cutoffs(counts: NDArray[np.int64], alpha: float) -> NDArray[np.int64]:
@@ -57,13 +57,11 @@ def _rejection_cutoffs(counts: NDArray[np.int64], alpha: float) -> NDArray[np.in
 
     −1 when no count of gains can reject (too few flips).
     """
-    from scipy.stats import binom
-
-    cutoff = binom.ppf(alpha / 2.0, counts, 0.5).astype(np.int64) - 1
+    cutoff = binom_ppf(alpha / 2.0, counts, 0.5).astype(np.int64) - 1
     # ppf works in floating point: move each cutoff to the exact boundary.
-    too_far = 2.0 * binom.cdf(cutoff, counts, 0.5) >= alpha
+    too_far = 2.0 * binom_cdf(cutoff, counts, 0.5) >= alpha
     cutoff = np.where(too_far & (cutoff >= 0), cutoff - 1, cutoff)
-    one_more = 2.0 * binom.cdf(cutoff + 1, counts, 0.5) < alpha
+    one_more = 2.0 * binom_cdf(cutoff + 1, counts, 0.5) < alpha
     cutoff = np.where(one_more & (cutoff + 1 < counts / 2.0), cutoff + 1, cutoff)
     bounded: NDArray[np.int64] = np.maximum(cutoff, -1)
     return bounded
@@ -90,12 +88,10 @@ def mcnemar_power(n: int, flip_share: float, change: float, *, alpha: float) -> 
     Returns:
         The probability that the test rejects.
     """
-    from scipy.stats import binom
-
     counts, weights, cutoffs = _null_table(n, flip_share, alpha)
     gain_share = min(1.0, max(0.0, (flip_share + change) / (2.0 * flip_share)))
-    low_tail = np.where(cutoffs >= 0, binom.cdf(cutoffs, counts, gain_share), 0.0)
-    high_tail = np.where(cutoffs >= 0, binom.sf(counts - cutoffs - 1, counts, gain_share), 0.0)
+    low_tail = np.where(cutoffs >= 0, binom_cdf(cutoffs, counts, gain_share), 0.0)
+    high_tail = np.where(cutoffs >= 0, binom_sf(counts - cutoffs - 1, counts, gain_share), 0.0)
     return float(np.dot(weights, low_tail + high_tail))
 
 
@@ -138,15 +134,13 @@ def detection_limit(
 
 @functools.lru_cache(maxsize=4096)
 def _mcnemar_limit(n: int, share: float, alpha: float, power: float) -> float | None:
-    from scipy.optimize import brentq
-
     def shortfall(change: float) -> float:
         # A change of Δ flips at least a share Δ of the items (all of them gains).
         return mcnemar_power(n, max(share, change), change, alpha=alpha) - power
 
     if shortfall(1.0) < 0.0:
         return None
-    return float(brentq(shortfall, 0.0, 1.0, xtol=_XTOL))
+    return brentq(shortfall, 0.0, 1.0, xtol=_XTOL)
 
 
 def _two_sided_t_power(critical: float, df: int, shift: float) -> float:
@@ -160,10 +154,8 @@ def _two_sided_t_power(critical: float, df: int, shift: float) -> float:
 
 def t_power(effect: float, sd: float, n: int, *, alpha: float) -> float:
     """Power of the two-sided one-sample t test (n − 1 degrees of freedom) at a true effect."""
-    from scipy.stats import t as student_t
-
     df = max(n - 1, 1)
-    critical = float(student_t.ppf(1.0 - alpha / 2.0, df))
+    critical = t_ppf(1.0 - alpha / 2.0, df)
     return _two_sided_t_power(critical, df, effect * math.sqrt(n) / sd)
 
 
@@ -177,10 +169,7 @@ def _t_limit(sd: float, n: int, df: int, alpha: float, power: float) -> float:
 @functools.lru_cache(maxsize=4096)
 def _t_shift(df: int, alpha: float, power: float) -> float:
     """The noncentrality at which the two-sided t test with df degrees has the given power."""
-    from scipy.optimize import brentq
-    from scipy.stats import t as student_t
-
-    critical = float(student_t.ppf(1.0 - alpha / 2.0, df))
+    critical = t_ppf(1.0 - alpha / 2.0, df)
 
     def shortfall(shift: float) -> float:
         return _two_sided_t_power(critical, df, shift) - power
@@ -188,7 +177,7 @@ def _t_shift(df: int, alpha: float, power: float) -> float:
     upper = critical + 4.0
     while shortfall(upper) < 0.0:
         upper *= 2.0
-    return float(brentq(shortfall, 0.0, upper, xtol=_XTOL))
+    return brentq(shortfall, 0.0, upper, xtol=_XTOL)
 
 
 def minimum_detectable_difference(n: int, *, power: float = 0.8, alpha: float = 0.05) -> float:

@@ -18,6 +18,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from groundkit.stats._special import fair_binomial_pmf
+
 __all__ = ["EXACT_SUPPORT_LIMIT", "exact_two_sided_tail"]
 
 _TINY = float(np.finfo(np.float64).tiny)
@@ -29,12 +31,10 @@ EXACT_SUPPORT_LIMIT = 1 << 16
 @functools.lru_cache(maxsize=1024)
 def _fair_binomial(count: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(2k − count, P(k)) for k = 0 … count under Binomial(count, 1/2)."""
-    from scipy.stats import binom
-
     k = np.arange(count + 1)
     steps = (2.0 * k - count).astype(np.float64)
     steps.flags.writeable = False
-    probs = binom.pmf(k, count, 0.5)
+    probs = fair_binomial_pmf(count)
     probs.flags.writeable = False
     return steps, probs
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 
+from groundkit.stats._special import brentq, norm_ppf
+
 __all__ = ["tango_interval", "tango_statistic"]
 
 _EDGE = 1e-12
@@ -41,12 +43,10 @@ def tango_statistic(gained: int, lost: int, n: int, delta: float) -> float:
 
 
 def _root(gained: int, lost: int, n: int, target: float, low: float, high: float) -> float:
-    from scipy.optimize import brentq
-
     def shifted(delta: float) -> float:
         return tango_statistic(gained, lost, n, delta) - target
 
-    return float(brentq(shifted, low, high, xtol=1e-14, rtol=1e-12))
+    return brentq(shifted, low, high, xtol=1e-14, rtol=1e-12)
 
 
 def tango_interval(
@@ -63,9 +63,7 @@ def tango_interval(
     Returns:
         The interval's low and high ends, within [−1, 1].
     """
-    from scipy.stats import norm
-
-    z = float(norm.ppf(0.5 + confidence_level / 2.0))
+    z = norm_ppf(0.5 + confidence_level / 2.0)
     estimate = (gained - lost) / n
     lo_edge, hi_edge = -1.0 + _EDGE, 1.0 - _EDGE
     if tango_statistic(gained, lost, n, lo_edge) <= z or estimate <= lo_edge:
