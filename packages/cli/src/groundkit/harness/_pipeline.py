@@ -13,7 +13,7 @@ import importlib.metadata
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypedDict, Unpack
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -60,7 +60,6 @@ from groundkit.judgments import (
 
 __all__ = [
     "ProgressCallback",
-    "RunOptions",
     "StagesArgument",
     "collector_relaxed",
     "evaluate",
@@ -325,8 +324,9 @@ def _resolved(
     return resolved
 
 
-class RunOptions(TypedDict, total=False):
-    """How a run reports and records itself (keyword arguments of :func:`evaluate`).
+@dataclasses.dataclass(frozen=True)
+class _RunOptions:
+    """How a run reports and records itself (the keywords of :func:`evaluate`).
 
     Attributes:
         progress: Optional ``(phase, done, total)`` callback, see :data:`ProgressCallback`.
@@ -338,11 +338,11 @@ class RunOptions(TypedDict, total=False):
             default: this run's own.
     """
 
-    progress: ProgressCallback | None
-    command: Sequence[str] | None
-    stop_on_failure: bool
-    failures: list[StageFailed] | None
-    shared: SharedWork | None
+    progress: ProgressCallback | None = None
+    command: Sequence[str] | None = None
+    stop_on_failure: bool = False
+    failures: list[StageFailed] | None = None
+    shared: SharedWork | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -391,18 +391,15 @@ def _evaluate(
     judgment_list: list[Judgment],
     settings: EvalSettings,
     record: _Record,
-    options: RunOptions,
+    options: _RunOptions,
 ) -> EvalReport:
     """:func:`evaluate` on a loaded corpus; the report is built once, through validation."""
-    unknown = sorted(set(options) - RunOptions.__optional_keys__)
-    if unknown:  # what a keyword parameter would refuse (mypy checks it statically)
-        raise TypeError(f"unexpected keyword argument(s): {', '.join(unknown)}")
-    progress = options.get("progress")
+    progress = options.progress
     started = time.perf_counter()
     timings: dict[str, float] = {} if record.loading is None else {"load": record.loading}
     resolved = _resolved(judgment_list, loaded, progress, timings)
     answerable = [r for r in resolved if r.judgment.answerable]
-    ctx = _context(loaded, resolved, settings, progress, options.get("shared"))
+    ctx = _context(loaded, resolved, settings, progress, options.shared)
     if not answerable:
         raise HarnessError("the judgments have no answerable query: nothing to rank")
     scorer = _Scorer(ctx, answerable)
@@ -411,15 +408,15 @@ def _evaluate(
         ctx,
         scorer,
         outcomes,
-        stop_on_failure=options.get("stop_on_failure", False),
-        failures=options.get("failures"),
+        stop_on_failure=options.stop_on_failure,
+        failures=options.failures,
     )
     queries, stage_reports, notes, ablation = _finish(
         ctx, scorer, stage_reports, outcomes, resolved, timings
     )
     timings["total"] = time.perf_counter() - started
     return EvalReport(
-        run=_run_info(settings, loaded, judgment_list, options.get("command"), record),
+        run=_run_info(settings, loaded, judgment_list, options.command, record),
         queries=queries,
         stages=stage_reports,
         note_records=notes,
@@ -477,13 +474,7 @@ def evaluate(  # noqa: PLR0913
     """
     settings = _with_stages(settings if settings is not None else EvalSettings(), stages)
     loaded = corpus if isinstance(corpus, Corpus) else Corpus.from_texts(corpus)
-    options: RunOptions = {
-        "progress": progress,
-        "command": command,
-        "stop_on_failure": stop_on_failure,
-        "failures": failures,
-        "shared": shared,
-    }
+    options = _RunOptions(progress, command, stop_on_failure, failures, shared)
     return _evaluate(loaded, list(judgments), settings, _Record(config=config_record), options)
 
 
@@ -564,23 +555,29 @@ def run_evaluation(
     )
 
 
+# The keywords of evaluate, plus the loading time: the same documented options.
 @collector_relaxed()
-def evaluate_loaded(
+def evaluate_loaded(  # noqa: PLR0913
     config: RunConfig,
     corpus: Corpus,
     judgments: Sequence[Judgment],
     *,
     loading: float = 0.0,
-    **options: Unpack[RunOptions],
+    progress: ProgressCallback | None = None,
+    command: Sequence[str] | None = None,
+    stop_on_failure: bool = False,
+    failures: list[StageFailed] | None = None,
+    shared: SharedWork | None = None,
 ) -> EvalReport:
     """:func:`run_evaluation` on inputs already loaded by :func:`load_run_inputs`.
 
-    ``loading`` is the seconds the loading took (the report's ``load`` timing); ``options``
-    as for :func:`evaluate` (:class:`RunOptions`).
+    ``loading`` is the seconds the loading took (the report's ``load`` timing); the other
+    keywords as for :func:`evaluate`.
     """
     record = _Record(
         config=config.model_dump(mode="json"),
         judgments_source=str(config.judgments),
         loading=round(loading, 6),
     )
+    options = _RunOptions(progress, command, stop_on_failure, failures, shared)
     return _evaluate(corpus, list(judgments), config.settings, record, options)
