@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict
 from groundkit.stats._betting import betting_interval
 from groundkit.stats._engine import exact_mean
 from groundkit.stats._errors import StatsError
-from groundkit.stats._special import t_ppf
+from groundkit.stats._special import beta_ppf, sample_skewness, t_ppf
 from groundkit.stats._tango import tango_interval
 from groundkit.stats._validation import (
     check_confidence,
@@ -117,28 +117,18 @@ def is_binary(values: NDArray[np.float64]) -> bool:
 
 def cochran_holds(values: NDArray[np.float64]) -> bool:
     """Cochran's rule for a t interval: n ≥ 25·g₁², and some spread to studentize by."""
-    from scipy.stats import skew
-
     n = values.size
     if n < 3 or float(np.ptp(values)) == 0.0:
         return False
-    g1 = float(skew(values, bias=False))
+    g1 = sample_skewness(values)
     return math.isfinite(g1) and n >= _COCHRAN_FACTOR * g1 * g1
 
 
 def clopper_pearson(successes: int, n: int, confidence_level: float) -> tuple[float, float]:
     """Exact (Clopper–Pearson) interval for successes out of n."""
-    from scipy.stats import beta as beta_distribution
-
     tail = (1.0 - confidence_level) / 2.0
-    low = (
-        0.0 if successes == 0 else float(beta_distribution.ppf(tail, successes, n - successes + 1))
-    )
-    high = (
-        1.0
-        if successes == n
-        else float(beta_distribution.ppf(1 - tail, successes + 1, n - successes))
-    )
+    low = 0.0 if successes == 0 else beta_ppf(tail, successes, n - successes + 1)
+    high = 1.0 if successes == n else beta_ppf(1 - tail, successes + 1, n - successes)
     return low, high
 
 

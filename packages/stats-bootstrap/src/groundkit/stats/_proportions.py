@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from groundkit.stats._errors import StatsError
 from groundkit.stats._intervals import clopper_pearson
+from groundkit.stats._special import norm_ppf
 from groundkit.stats._validation import check_count, check_probability
 
 __all__ = [
@@ -96,14 +97,12 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> Prop
     Raises:
         StatsError: If the counts are not integers in range or confidence is not in (0, 1).
     """
-    from scipy.stats import norm
-
     trials = check_count(n, name="n")
     hits = check_count(successes, name="successes", minimum=0)
     if hits > trials:
         raise StatsError(f"successes ({hits}) cannot exceed n ({trials})")
     level = check_probability(confidence, name="confidence")
-    z = float(norm.ppf(0.5 + level / 2.0))
+    z = norm_ppf(0.5 + level / 2.0)
     estimate = hits / trials
     low, high = _wilson(estimate, float(trials), z)
     return ProportionInterval(
@@ -198,8 +197,6 @@ def stratified_wilson_interval(
         StatsError: If there are no strata, a count is out of range, or confidence is not in
             (0, 1).
     """
-    from scipy.stats import norm
-
     # Checked at run time too: callers outside typed code pass anything.
     if not isinstance(strata, (list, tuple)) or not strata:
         raise StatsError("strata must be a non-empty sequence of strata")
@@ -218,7 +215,7 @@ def stratified_wilson_interval(
     else:
         effective = 1.0 / math.fsum(w * w / s.n for w, s in zip(weights, parsed, strict=True))
     effective = min(effective, float(total_sampled))
-    z = float(norm.ppf(0.5 + level / 2.0))
+    z = norm_ppf(0.5 + level / 2.0)
     low, high = _wilson(estimate, effective, z)
     return ProportionInterval(
         estimate=estimate,

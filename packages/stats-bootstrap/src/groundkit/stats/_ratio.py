@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from groundkit.stats._errors import StatsError
 from groundkit.stats._proportions import _WILSON_CAUTION, _WILSON_SMALL_N, ProportionInterval
 from groundkit.stats._proportions import _wilson as _wilson_bounds
+from groundkit.stats._special import norm_ppf
 from groundkit.stats._validation import check_count, check_probability
 
 __all__ = ["RatioStratum", "stratified_domain_interval", "stratified_ratio_interval"]
@@ -70,9 +71,7 @@ def _interval(estimate: float, variance: float, sampled: int, level: float) -> P
     effective = float(sampled)
     if variance > 0.0 and 0.0 < share < 1.0:
         effective = min(effective, share * (1.0 - share) / variance)
-    from scipy.stats import norm  # imported where used: `import groundkit.stats` stays light
-
-    z = float(norm.ppf(0.5 + level / 2.0))
+    z = norm_ppf(0.5 + level / 2.0)
     low, high = _wilson_bounds(share, effective, z)
     return ProportionInterval(
         estimate=share,

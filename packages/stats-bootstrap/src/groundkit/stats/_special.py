@@ -2,8 +2,8 @@
 
 Importing ``scipy.stats`` loads scipy.optimize, sparse, spatial and every distribution (about
 half a second); ``scipy.special`` alone costs a fraction of that. An items comparison needs
-only a few functions of Student's t, the normal and the fair binomial, and one root finder,
-so they live here:
+only a few functions of Student's t, the normal, the beta and the fair binomial, the sample
+skewness and one root finder, so they live here:
 
 * each distribution function calls the very ``scipy.special`` ufunc that the ``scipy.stats``
   method calls for such arguments (``t.sf(x, df)`` is ``stdtr(df, -x)``, ``norm.cdf`` is
@@ -26,11 +26,13 @@ from numpy.typing import NDArray
 
 __all__ = [
     "BRENTQ_RTOL",
+    "beta_ppf",
     "brentq",
     "fair_binomial_pmf",
     "norm_cdf",
     "norm_ppf",
     "norm_sf",
+    "sample_skewness",
     "t_cdf",
     "t_ppf",
     "t_sf",
@@ -82,6 +84,36 @@ def norm_ppf(q: float) -> float:
     from scipy.special import ndtri
 
     return float(ndtri(q))
+
+
+def beta_ppf(q: float, a: float, b: float) -> float:
+    """``scipy.stats.beta.ppf(q, a, b)`` for 0 < q < 1 and a, b > 0 (Boost's quantile)."""
+    from scipy.special import _ufuncs
+
+    ppf = getattr(_ufuncs, "_beta_ppf", None)  # what beta.ppf calls inside the support
+    if ppf is None:  # a SciPy that moved it: the distribution itself, slower to import
+        from scipy.stats import beta
+
+        return float(beta.ppf(q, a, b))
+    return float(ppf(q, a, b))
+
+
+def sample_skewness(values: NDArray[np.float64]) -> float:
+    """``scipy.stats.skew(values, bias=False)``: the adjusted Fisher–Pearson skewness G₁.
+
+    The same moments in the same order (central moments by numpy's mean, a NaN when the
+    second moment is lost to rounding), so the value is scipy's to the last bit.
+    """
+    n = values.size
+    mean = np.mean(values, keepdims=True)
+    centred = values - mean
+    m2 = np.mean(centred**2)
+    m3 = np.mean(centred**2 * centred)
+    if m2 <= (np.finfo(np.float64).eps * mean[0]) ** 2:
+        return math.nan
+    if n <= 2:
+        return float(m3 / m2**1.5)
+    return float(((n - 1.0) * n) ** 0.5 / (n - 2.0) * m3 / m2**1.5)
 
 
 def fair_binomial_pmf(count: int) -> NDArray[np.float64]:
