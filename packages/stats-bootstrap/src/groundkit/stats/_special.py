@@ -105,15 +105,17 @@ def sample_skewness(values: NDArray[np.float64]) -> float:
     second moment is lost to rounding), so the value is scipy's to the last bit.
     """
     n = values.size
-    mean = np.mean(values, keepdims=True)
-    centred = values - mean
-    m2 = np.mean(centred**2)
-    m3 = np.mean(centred**2 * centred)
-    if m2 <= (np.finfo(np.float64).eps * mean[0]) ** 2:
-        return math.nan
-    if n <= 2:
-        return float(m3 / m2**1.5)
-    return float(((n - 1.0) * n) ** 0.5 / (n - 2.0) * m3 / m2**1.5)
+    # As scipy does: tiny moments underflow (0/0 is then the NaN scipy returns), silently.
+    with np.errstate(all="ignore"):
+        mean = np.mean(values, keepdims=True)
+        centred = values - mean
+        m2 = np.mean(centred**2)
+        m3 = np.mean(centred**2 * centred)
+        if m2 <= (np.finfo(np.float64).eps * mean[0]) ** 2:
+            return math.nan
+        if n <= 2:
+            return float(m3 / m2**1.5)
+        return float(((n - 1.0) * n) ** 0.5 / (n - 2.0) * m3 / m2**1.5)
 
 
 def fair_binomial_pmf(count: int) -> NDArray[np.float64]:
