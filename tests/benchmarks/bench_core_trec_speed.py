@@ -35,6 +35,7 @@ from itertools import islice
 from pathlib import Path
 
 import numpy as np
+from _child import byte_compile_groundkit
 
 N_QUERIES = 20_000
 DEPTH = 1_000
@@ -154,6 +155,7 @@ def _same_as_mapping_path(folder: Path, qrels: Path, run: Path, lines: int = 1_0
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; return the exit status."""
+    print(byte_compile_groundkit())
     args = sys.argv[1:] if argv is None else argv
     n_queries = int(args[args.index("--queries") + 1]) if "--queries" in args else N_QUERIES
     repeat = int(args[args.index("--repeat") + 1]) if "--repeat" in args else 2

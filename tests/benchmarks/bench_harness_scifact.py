@@ -33,7 +33,7 @@ import bm25s
 import numpy as np
 import pytrec_eval
 import Stemmer
-from _child import Measured, measure_child
+from _child import Measured, byte_compile_groundkit, measure_child
 
 from groundkit.adapters.beir import adapt_beir_dataset
 
@@ -166,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.child_direct is not None:
         return _direct_child(args.scifact, args.child_direct)
+    print(byte_compile_groundkit())
     if not (args.scifact / "corpus.jsonl").is_file():
         print(f"skipped: SciFact not found at {args.scifact}")
         return 0
