@@ -32,7 +32,7 @@ from groundkit.harness import (
     run_config_from_dict,
     run_evaluation,
 )
-from groundkit.harness._pipeline import collector_relaxed
+from groundkit.harness._run_record import collector_relaxed
 from groundkit.judgments import EvalReport, NoteCode, checked_report_json
 
 __all__ = [

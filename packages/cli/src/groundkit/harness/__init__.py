@@ -49,12 +49,7 @@ if TYPE_CHECKING:
     from groundkit.harness._errors import HarnessError, StageFailed
     from groundkit.harness._items import ItemsFile, ItemsStage, items_text, load_items, write_items
     from groundkit.harness._notes import DetectionLimits, detection_limits
-    from groundkit.harness._pipeline import (
-        StagesArgument,
-        evaluate,
-        package_versions,
-        run_evaluation,
-    )
+    from groundkit.harness._pipeline import StagesArgument, evaluate, run_evaluation
     from groundkit.harness._protocol import (
         ChunkHits,
         ChunkSet,
@@ -82,6 +77,7 @@ if TYPE_CHECKING:
         recorded_run_config,
         reproduce_report,
     )
+    from groundkit.harness._run_record import package_versions
     from groundkit.harness._scoring import trec_measure_for
     from groundkit.harness._stats import (
         family_settings,
@@ -180,7 +176,7 @@ _EXPORTS: dict[str, str] = {
     "items_text": "groundkit.harness._items",
     "load_items": "groundkit.harness._items",
     "load_run_config": "groundkit.harness._config_load",
-    "package_versions": "groundkit.harness._pipeline",
+    "package_versions": "groundkit.harness._run_record",
     "read_config_file": "groundkit.harness._config_load",
     "recorded_run_config": "groundkit.harness._reproduce",
     "register_retriever": "groundkit.harness._registry",

@@ -6,13 +6,9 @@ pipeline knows no retriever kind.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
-import importlib.metadata
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,9 +23,15 @@ from groundkit.harness._evidence import QuoteGold
 from groundkit.harness._gold import gold_structures, query_infos
 from groundkit.harness._notes import build_notes
 from groundkit.harness._ranking import RankedRun
-from groundkit.harness._registry import RetrieverSettings, retriever_kind
+from groundkit.harness._registry import RetrieverSettings
 from groundkit.harness._results import rebuilt, stage_report, stage_results, unlocated_note
 from groundkit.harness._retrievers import CallableRetriever
+from groundkit.harness._run_record import (
+    RunRecord,
+    collector_relaxed,
+    package_versions,
+    run_info,
+)
 from groundkit.harness._scoring import (
     chunk_metric_names,
     collapse_to_documents,
@@ -49,7 +51,6 @@ from groundkit.judgments import (
     QueryResult,
     ReportNote,
     ResolvedJudgment,
-    RunInfo,
     StageReport,
     judged_at,
     judged_notes,
@@ -74,61 +75,6 @@ StagesArgument = Mapping[str, Any] | Sequence[StageConfig]
 
 A retriever is its settings (``DenseRetriever()``, a ``{"kind": ...}`` mapping) or a live
 Python retriever: a function ``query -> hits`` or an object with ``search(queries, depth)``."""
-
-# Every distribution of the project (scanning all installed distributions is slow).
-_GROUNDKIT_DISTRIBUTIONS = (
-    "groundkit-adapters-beir",
-    "groundkit-cli",
-    "groundkit-core-judgments",
-    "groundkit-diagnosis-fixes",
-    "groundkit-evalset-quality",
-    "groundkit-stats-bootstrap",
-)
-
-
-# Automatic collections run this much less often during a run (see collector_relaxed).
-_RELAXED_GC_THRESHOLDS = (100_000, 50, 50)
-
-
-@contextlib.contextmanager
-def collector_relaxed() -> Iterator[None]:
-    """Run Python's cyclic garbage collector far less often; its thresholds come back on exit.
-
-    A run allocates millions of small containers (token lists, hits, report models) that stay
-    alive until the report is built: collections at the default thresholds walk them again and
-    again without freeing anything (about 0.2 s of a 1.3 s SciFact run). Raising the thresholds,
-    rather than disabling the collector, keeps cyclic garbage bounded on long runs (a dense
-    stage over a large corpus) while removing almost all of that cost.
-    """
-    previous = gc.get_threshold()
-    gc.set_threshold(
-        *(max(old, new) for old, new in zip(previous, _RELAXED_GC_THRESHOLDS, strict=True))
-    )
-    try:
-        yield
-    finally:
-        gc.set_threshold(*previous)
-
-
-def package_versions(kinds: Sequence[str] = ()) -> dict[str, str]:
-    """Versions of the installed ``groundkit-*`` distributions and retriever libraries.
-
-    The libraries are those the given retriever kinds register as theirs (``bm25s``,
-    ``PyStemmer``, ``sentence-transformers``, a plugin's distribution...).
-    """
-    versions: dict[str, str] = {}
-    for name in _GROUNDKIT_DISTRIBUTIONS:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    for kind in kinds:
-        for package in retriever_kind(kind).packages:
-            try:
-                versions[package] = importlib.metadata.version(package)
-            except importlib.metadata.PackageNotFoundError:
-                continue
-    return dict(sorted(versions.items()))
 
 
 def _stage_list(stages: StagesArgument) -> list[StageConfig]:
@@ -272,36 +218,6 @@ def _run_stages(
     return reports
 
 
-def _run_info(
-    settings: EvalSettings,
-    loaded: Corpus,
-    judgment_list: Sequence[Judgment],
-    command: Sequence[str] | None,
-    record: _Record,
-) -> RunInfo:
-    document_level = settings.level == "document"
-    kinds = sorted({s.retriever.kind for s in settings.stages})
-    return RunInfo(
-        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        package_versions=package_versions(kinds),
-        command=None if command is None else list(command),
-        config=dict(record.config)
-        if record.config is not None
-        else settings.model_dump(mode="json"),
-        corpus_source=loaded.source,
-        judgments_source=record.judgments_source,
-        corpus_fingerprint=loaded.fingerprint(),
-        judgments_fingerprint=judgments_fingerprint(judgment_list),
-        level=settings.level,
-        depth=settings.depth,
-        cutoffs=list(settings.cutoffs),
-        budgets=[] if document_level else list(settings.budgets),
-        min_overlap_fraction=settings.min_overlap_fraction,
-        headline_metrics=list(settings.headline_metrics),
-        bootstrap=settings.bootstrap,
-    )
-
-
 def _resolved(
     judgments: Sequence[Judgment],
     loaded: Corpus,
@@ -345,15 +261,6 @@ class _RunOptions:
     shared: SharedWork | None = None
 
 
-@dataclasses.dataclass(frozen=True)
-class _Record:
-    """What the report records about where its inputs came from."""
-
-    config: Mapping[str, Any] | None = None
-    judgments_source: str | None = None
-    loading: float | None = None
-
-
 def _finish(
     ctx: RunContext,
     scorer: _Scorer,
@@ -390,7 +297,7 @@ def _evaluate(
     loaded: Corpus,
     judgment_list: list[Judgment],
     settings: EvalSettings,
-    record: _Record,
+    record: RunRecord,
     options: _RunOptions,
 ) -> EvalReport:
     """:func:`evaluate` on a loaded corpus; the report is built once, through validation."""
@@ -416,7 +323,7 @@ def _evaluate(
     )
     timings["total"] = time.perf_counter() - started
     return EvalReport(
-        run=_run_info(settings, loaded, judgment_list, options.command, record),
+        run=run_info(settings, loaded, judgment_list, options.command, record),
         queries=queries,
         stages=stage_reports,
         note_records=notes,
@@ -475,7 +382,7 @@ def evaluate(  # noqa: PLR0913
     settings = _with_stages(settings if settings is not None else EvalSettings(), stages)
     loaded = corpus if isinstance(corpus, Corpus) else Corpus.from_texts(corpus)
     options = _RunOptions(progress, command, stop_on_failure, failures, shared)
-    return _evaluate(loaded, list(judgments), settings, _Record(config=config_record), options)
+    return _evaluate(loaded, list(judgments), settings, RunRecord(config=config_record), options)
 
 
 def _with_judged(
@@ -574,7 +481,7 @@ def evaluate_loaded(  # noqa: PLR0913
     ``loading`` is the seconds the loading took (the report's ``load`` timing); the other
     keywords as for :func:`evaluate`.
     """
-    record = _Record(
+    record = RunRecord(
         config=config.model_dump(mode="json"),
         judgments_source=str(config.judgments),
         loading=round(loading, 6),

@@ -21,7 +21,8 @@ from groundkit.harness._config import RunConfig
 from groundkit.harness._config_load import run_config_from_dict
 from groundkit.harness._context import ProgressCallback
 from groundkit.harness._errors import HarnessError
-from groundkit.harness._pipeline import evaluate_loaded, load_run_inputs, package_versions
+from groundkit.harness._pipeline import evaluate_loaded, load_run_inputs
+from groundkit.harness._run_record import package_versions
 from groundkit.judgments import (
     Corpus,
     EvalReport,

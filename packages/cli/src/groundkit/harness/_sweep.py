@@ -26,7 +26,8 @@ from groundkit.harness._config import BASELINE_STAGE
 from groundkit.harness._context import SharedWork
 from groundkit.harness._errors import HarnessError
 from groundkit.harness._items import items_text
-from groundkit.harness._pipeline import evaluate_loaded, load_run_inputs, package_versions
+from groundkit.harness._pipeline import evaluate_loaded, load_run_inputs
+from groundkit.harness._run_record import package_versions
 from groundkit.harness._sweep_config import SweepArm, SweepPlan
 from groundkit.harness._sweep_summary import (
     SweepPoint,
