@@ -67,7 +67,6 @@ _corpora = (
     st.sampled_from(METHODS),
     st.floats(0.1, 3.0),
     st.floats(0.0, 1.0),
-    st.sampled_from(["numpy", "scipy"]),
     st.integers(1, 64),
 )
 def test_array_built_index_is_bm25s_loop(
@@ -75,14 +74,13 @@ def test_array_built_index_is_bm25s_loop(
     method: str,
     k1: float,
     b: float,
-    csc_backend: str,
     batch: int,
 ) -> None:
     lists, vocab_size = corpus
     original = _bm25._SCORE_BATCH
     _bm25._SCORE_BATCH = batch  # several batches of pairs and of scores
     try:
-        _assert_same_index(lists, vocab_size, method=method, k1=k1, b=b, csc_backend=csc_backend)
+        _assert_same_index(lists, vocab_size, method=method, k1=k1, b=b)
     finally:
         _bm25._SCORE_BATCH = original
 
@@ -99,7 +97,7 @@ def test_a_realistic_corpus_gives_bit_equal_scores(method: str) -> None:
     _assert_same_index(lists, vocab_size, method=method, k1=1.2, b=0.75)
 
 
-def test_a_list_of_lists_takes_bm25s_own_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lists_and_the_scipy_builder_take_bm25s_own_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
     original = bm25s.BM25.build_index_from_ids
 
@@ -110,6 +108,11 @@ def test_a_list_of_lists_takes_bm25s_own_loop(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(bm25s.BM25, "build_index_from_ids", counted)
     model = ColumnsBM25()
     model.index(_tokenized([[0, 1], [1]], {"a": 0, "b": 1}), show_progress=False)
+    assert calls == [1]
+    calls.clear()
+    ColumnsBM25(csc_backend="scipy").index(
+        _tokenized(_columns([[0, 1], [1]]), {"a": 0, "b": 1}), show_progress=False
+    )
     assert calls == [1]
     calls.clear()
     model.index(_tokenized(_columns([[0, 1], [1]]), {"a": 0, "b": 1}), show_progress=False)

@@ -112,7 +112,8 @@ class ColumnsBM25(bm25s.BM25):  # type: ignore[misc]  # bm25s ships no type info
     array at once instead of a Python loop per text, and computes the scores with bm25s's own
     idf and term-frequency functions applied to whole arrays: the same operations in the same
     order on the same types (NumPy 2's promotion rules), so the stored scores are bit-equal to
-    bm25s's (a test checks every variant). Other inputs, and NumPy 1, take bm25s's own loop.
+    bm25s's (a test checks every variant). Other inputs, the scipy CSC builder and NumPy 1 take
+    bm25s's own loop.
     """
 
     def build_index_from_ids(
@@ -126,7 +127,7 @@ class ColumnsBM25(bm25s.BM25):  # type: ignore[misc]  # bm25s ships no type info
         if not (
             isinstance(corpus_token_ids, TokenColumns)
             and _ARRAY_BUILD
-            and getattr(self, "csc_backend", None) in ("numpy", "scipy")
+            and getattr(self, "csc_backend", None) == "numpy"  # bm25s's default
         ):
             built: dict[str, Any] = super().build_index_from_ids(
                 unique_token_ids, corpus_token_ids, show_progress, leave_progress
@@ -177,25 +178,16 @@ class ColumnsBM25(bm25s.BM25):  # type: ignore[misc]  # bm25s ships no type info
             if self.nonoccurrence_array is not None:
                 values -= self.nonoccurrence_array[terms[part]]
             scores[part] = values
-        return self._score_matrix(scores, docs, terms, (n_docs, n_vocab))
-
-    def _score_matrix(
-        self,
-        scores: npt.NDArray[Any],
-        docs: npt.NDArray[np.int32],
-        terms: npt.NDArray[np.int32],
-        shape: tuple[int, int],
-    ) -> dict[str, Any]:
-        """The compressed columns, as bm25s builds them from its flat arrays."""
-        if self.csc_backend == "scipy":
-            import scipy.sparse  # bm25s has imported it already
-
-            matrix = scipy.sparse.csc_matrix((scores, (docs, terms)), shape=shape, dtype=self.dtype)
-            data, indices, indptr = matrix.data, matrix.indices, matrix.indptr
-        else:
-            data, indices, indptr = self._np_csc(data=scores, rows=docs, cols=terms, shape=shape)
-            data = data.astype(self.dtype)
-        return {"data": data, "indices": indices, "indptr": indptr, "num_docs": shape[0]}
+        # The compressed columns as bm25s builds them from its flat arrays.
+        data, indices, indptr = self._np_csc(
+            data=scores, rows=docs, cols=terms, shape=(n_docs, n_vocab)
+        )
+        return {
+            "data": data.astype(self.dtype),
+            "indices": indices,
+            "indptr": indptr,
+            "num_docs": n_docs,
+        }
 
 
 def _term_counts(
