@@ -14,7 +14,8 @@ timed by wall clock; its peak memory is the child's own ``ru_maxrss`` (``os.wait
 * ``pytrec_eval``: what a user writes — ``pytrec_eval.parse_qrel`` / ``parse_run`` on the
   open files, ``RelevanceEvaluator`` with the same official measures, and the summary means
   (``compute_aggregated_measure``) printed.
-* ``trec_eval``: the C binary, when one is on PATH.
+* ``trec_eval``: the C binary, when one is on PATH (its printed text must then equal
+  ``grk``'s, byte for byte).
 
 Targets (issue 15, item 2): wall time <= 0.75x pytrec_eval and <= 1.0x the binary; peak
 memory <= 1.5x the reference (pytrec_eval); the summary values equal pytrec_eval's to the
@@ -227,6 +228,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  wall   grk / pytrec_eval = {wall_ratio:.2f}  (target <= {WALL_VS_PYTREC})")
         print(f"  memory grk / pytrec_eval = {memory_ratio:.2f}  (target <= {MEMORY_VS_REFERENCE})")
         if binary:
+            same = _first_difference(folder / "grk.out", folder / "trec_eval.out")
+            if same is None:
+                print("  printed text equal to the trec_eval binary's, byte for byte")
+            else:
+                print(f"FAILED: grk and the trec_eval binary print differently: {same}")
+                failed = True
             binary_ratio = figures["grk"][0] / figures["trec_eval"][0]
             print(f"  wall   grk / trec_eval   = {binary_ratio:.2f}  (target <= {WALL_VS_BINARY})")
             failed |= binary_ratio > WALL_VS_BINARY
@@ -239,6 +246,18 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if keep is None:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _first_difference(ours: Path, theirs: Path) -> str | None:
+    """The first line that differs between two printed outputs, or ``None`` when equal."""
+    mine = ours.read_text(encoding="utf-8").splitlines()
+    other = theirs.read_text(encoding="utf-8").splitlines()
+    for number, (a, b) in enumerate(zip(mine, other, strict=False), start=1):
+        if a != b:
+            return f"line {number}: {a!r} vs {b!r}"
+    if len(mine) != len(other):
+        return f"{len(mine)} lines vs {len(other)}"
+    return None
 
 
 if __name__ == "__main__":

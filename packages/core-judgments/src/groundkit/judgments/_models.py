@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from groundkit.judgments._control import has_control_character
 from groundkit.judgments._errors import JudgmentError
 
 #: The largest grade a judgment may give: grades are stored as 64-bit integers.
@@ -31,10 +31,6 @@ UNANSWERABLE = "unanswerable"
 _QUERY_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 #: Query ids end up in file names and report keys; keep them comfortably below name limits.
 MAX_QUERY_ID_LENGTH = 200
-
-
-def _has_control(text: str) -> bool:
-    return any(unicodedata.category(char) == "Cc" or char in "\u2028\u2029" for char in text)
 
 
 def validate_query_id(value: str) -> str:
@@ -82,7 +78,7 @@ def validate_doc_id(value: str) -> str:
     if value == "":
         raise JudgmentError("document id is empty")
     shown = repr(value)
-    if _has_control(value):
+    if has_control_character(value):
         raise JudgmentError(f"document id {shown} contains a control character")
     if "\\" in value:
         raise JudgmentError(f"document id {shown} contains a backslash; use '/' between folders")
@@ -188,7 +184,9 @@ class Judgment(BaseModel):
     @field_validator("category", "qtype")
     @classmethod
     def _check_label(cls, value: str | None) -> str | None:
-        if value is not None and (not value or value != value.strip() or _has_control(value)):
+        if value is not None and (
+            not value or value != value.strip() or has_control_character(value)
+        ):
             raise ValueError(
                 f"label {value!r} must be non-empty, without surrounding spaces or control "
                 "characters"

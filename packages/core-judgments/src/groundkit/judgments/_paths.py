@@ -11,12 +11,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import unicodedata
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import BinaryIO
 
+from groundkit.judgments._control import has_control_character
 from groundkit.judgments._errors import JudgmentError, UnsafePathError
 from groundkit.judgments._outputs import temporary_sibling
 
@@ -36,17 +38,13 @@ __all__ = [
 #: allow 255 units, and 255 UTF-8 bytes never exceed 255 UTF-16 units.
 MAX_COMPONENT_BYTES = 255
 
-_WINDOWS_FORBIDDEN = frozenset('<>:"|?*')
+_FORBIDDEN_ON_WINDOWS = re.compile(r'[<>:"|?*]')
 _SUPERSCRIPT_DIGITS = "\u00b9\u00b2\u00b3"
 # Device names Windows reserves whatever the extension ("nul.txt" is the null device too).
 _WINDOWS_DEVICES = frozenset(
     {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$"}
     | {f"{port}{digit}" for port in ("COM", "LPT") for digit in "123456789" + _SUPERSCRIPT_DIGITS}
 )
-
-
-def _is_control(char: str) -> bool:
-    return unicodedata.category(char) == "Cc" or char in "\u2028\u2029"
 
 
 def validate_path_component(name: str, *, max_bytes: int = MAX_COMPONENT_BYTES) -> str:
@@ -80,9 +78,9 @@ def validate_path_component(name: str, *, max_bytes: int = MAX_COMPONENT_BYTES) 
         raise UnsafePathError(f"path component {shown} refers to a folder, not a name")
     if "/" in name or "\\" in name:
         raise UnsafePathError(f"path component {shown} contains a path separator")
-    if any(_is_control(char) for char in name):
+    if has_control_character(name):
         raise UnsafePathError(f"path component {shown} contains a control character")
-    forbidden = sorted({char for char in name if char in _WINDOWS_FORBIDDEN})
+    forbidden = sorted(set(_FORBIDDEN_ON_WINDOWS.findall(name)))
     if forbidden:
         raise UnsafePathError(
             f"path component {shown} contains {''.join(forbidden)!r}, forbidden on Windows"

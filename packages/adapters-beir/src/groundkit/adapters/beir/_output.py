@@ -56,8 +56,10 @@ MANIFEST_NAME = ".groundkit-beir.json"
 MANIFEST_KIND = "groundkit-beir-adaptation"
 # Progress is reported at the start, the end, and about every 0.5% of the documents.
 _PROGRESS_STEPS = 200
-_WRITER_THREADS = 8
+_WRITER_THREADS = 4
 _MAX_IN_FLIGHT = 128
+# Files written by one task of the pool.
+_BATCH_FILES = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +255,11 @@ def _write_file(path: str | Path, data: bytes) -> None:
         raise BeirError(f"cannot write file: {error.strerror or error}", path=path) from None
 
 
+def _write_files(files: list[tuple[str, bytes]]) -> None:
+    for path, data in files:
+        _write_file(path, data)
+
+
 def _write_corpus(
     folder: Path,
     documents: Iterable[tuple[str, str]],
@@ -260,32 +267,42 @@ def _write_corpus(
     progress: Callable[[int, int], None] | None,
 ) -> int:
     # Creating a file waits on the file system; a few threads overlap those waits (they
-    # release the GIL). The look-ahead is bounded, so memory stays small and fixed.
+    # release the GIL). Files go to the threads in batches: one task a file spent more time
+    # handing work over than writing on a fast file system (0.41 against 0.13 s for SciFact
+    # on tmpfs). The look-ahead is bounded, so memory stays small and fixed.
     step = max(1, total // _PROGRESS_STEPS)
     done = 0
+    shown = 0
     if progress is not None:
         progress(0, total)
-    pending: deque[Future[None]] = deque()
+    pending: deque[tuple[Future[None], int]] = deque()
 
     def settle_oldest() -> None:
-        nonlocal done
-        pending.popleft().result()
-        done += 1
-        if progress is not None and (done % step == 0 or done == total):
+        nonlocal done, shown
+        future, count = pending.popleft()
+        future.result()
+        done += count
+        if progress is not None and (done - shown >= step or done == total):
+            shown = done
             progress(done, total)
 
     where = os.fspath(folder)
+    batch: list[tuple[str, bytes]] = []
     with ThreadPoolExecutor(_WRITER_THREADS, thread_name_prefix="beir-write") as pool:
         try:
             for name, text in documents:
-                target = os.path.join(where, name)  # noqa: PTH118
-                pending.append(pool.submit(_write_file, target, text.encode("utf-8")))
-                if len(pending) >= _MAX_IN_FLIGHT:
-                    settle_oldest()
+                batch.append((os.path.join(where, name), text.encode("utf-8")))  # noqa: PTH118
+                if len(batch) == _BATCH_FILES:
+                    pending.append((pool.submit(_write_files, batch), len(batch)))
+                    batch = []
+                    if len(pending) * _BATCH_FILES >= _MAX_IN_FLIGHT:
+                        settle_oldest()
+            if batch:
+                pending.append((pool.submit(_write_files, batch), len(batch)))
             while pending:
                 settle_oldest()
         finally:
-            for future in pending:
+            for future, _ in pending:
                 future.cancel()  # the temporary folder is removed whole on failure
     return done
 
