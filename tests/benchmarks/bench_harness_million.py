@@ -38,6 +38,8 @@ from typing import IO, Any
 import numpy as np
 from _child import Measured, byte_compile_groundkit, measure_child
 
+from groundkit.judgments import load_report
+
 MAX_PEAK_GIB = 24.0
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 VOCABULARY = 200_000
@@ -195,21 +197,22 @@ def run_size(folder: Path, documents: int, queries: int) -> SizeResult:
     if measured.returncode != 0:
         print(measured.stderr[-4000:], file=sys.stderr)
         return SizeResult(documents, characters, generated, measured, {}, 0, float("nan"))
-    data = json.loads(report.read_text(encoding="utf-8"))
-    stage = data["stages"][0]
+    # Read through the report models: scores and hits are stored as columns (schema 2).
+    loaded = load_report(report)
+    stage = loaded.stages[0]
     phases = {
-        "load": data["timings"].get("load", 0.0),
-        "resolve": data["timings"].get("resolve", 0.0),
-        **stage.get("timings", {}),
-        "compare": data["timings"].get("compare", 0.0),
+        "load": loaded.timings.get("load", 0.0),
+        "resolve": loaded.timings.get("resolve", 0.0),
+        **stage.timings,
+        "compare": loaded.timings.get("compare", 0.0),
     }
-    scored = {q["query_id"] for q in stage["queries"] if q["scores"]}
+    scored = {q.query_id for q in stage.queries if q.scores}
     answerable = sum(
         1
-        for q in data["queries"]
-        if q["query_id"] in scored and all(g.get("method") == "exact" for g in q["gold"])
+        for q in loaded.queries
+        if q.query_id in scored and all(g.method == "exact" for g in q.gold)
     )
-    ndcg = float(stage["aggregates"]["ndcg@10"]["mean"])
+    ndcg = float(stage.aggregates["ndcg@10"].mean)
     return SizeResult(documents, characters, generated, measured, phases, answerable, ndcg)
 
 
