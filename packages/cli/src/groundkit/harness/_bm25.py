@@ -137,15 +137,16 @@ class ColumnsBM25(bm25s.BM25):  # type: ignore[misc]  # bm25s ships no type info
         n_docs, n_vocab = len(columns), len(unique_token_ids)
         lengths = np.diff(columns.offsets)
         avg_doc_len = lengths.mean()  # as bm25s: the mean of an int64 array
-        docs, terms, tf = _term_counts(columns, n_vocab, self.dtype)
+        docs, terms, tf = _term_counts(columns, lengths, n_vocab, self.dtype)
         counts = np.bincount(terms, minlength=n_vocab)
         # bm25s's own functions on the frequencies, as a dict over the vocabulary like its own.
         frequencies = counts[unique_token_ids].tolist()
         doc_frequencies = dict(zip(unique_token_ids, frequencies, strict=True))
+        compute_idf = bm25s.scoring._select_idf_scorer(self.idf_method)
         idf_array = bm25s.scoring._build_idf_array(
             doc_frequencies=doc_frequencies,
             n_docs=n_docs,
-            compute_idf_fn=bm25s.scoring._select_idf_scorer(self.idf_method),
+            compute_idf_fn=compute_idf,
             dtype=self.dtype,
         )
         calculate_tfc = bm25s.scoring._select_tfc_scorer(self.method)
@@ -154,7 +155,7 @@ class ColumnsBM25(bm25s.BM25):  # type: ignore[misc]  # bm25s ships no type info
             self.nonoccurrence_array = bm25s.scoring._build_nonoccurrence_array(
                 doc_frequencies=doc_frequencies,
                 n_docs=n_docs,
-                compute_idf_fn=bm25s.scoring._select_idf_scorer(self.idf_method),
+                compute_idf_fn=compute_idf,
                 calculate_tfc_fn=calculate_tfc,
                 l_d=avg_doc_len,
                 l_avg=avg_doc_len,
@@ -191,26 +192,23 @@ class ColumnsBM25(bm25s.BM25):  # type: ignore[misc]  # bm25s ships no type info
 
 
 def _term_counts(
-    columns: TokenColumns, n_vocab: int, dtype: str
+    columns: TokenColumns, lengths: IntArray, n_vocab: int, dtype: str
 ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[Any]]:
     """Each (text, term) pair of the corpus with its count, texts in order.
 
     The pairs of about ``_SCORE_BATCH`` tokens' texts are counted at a time (memory bound).
     """
     offsets = columns.offsets
-    n_docs = len(columns)
     docs: list[npt.NDArray[np.int32]] = []
     terms: list[npt.NDArray[np.int32]] = []
     counts: list[npt.NDArray[Any]] = []
+    # The text holding every _SCORE_BATCH-th token starts a block: each such text comes before
+    # the last one, so the edges rise strictly (and there is none without tokens).
     cuts = np.searchsorted(offsets, np.arange(0, int(offsets[-1]), _SCORE_BATCH), side="right") - 1
-    edges = [*np.unique(cuts).tolist(), n_docs] if n_docs else [0]
-    for first, last in itertools.pairwise(edges):
-        if last <= first:
-            continue
-        lo, hi = int(offsets[first]), int(offsets[last])
-        sizes = np.diff(offsets[first : last + 1])
-        owner = np.repeat(np.arange(first, last, dtype=np.int64), sizes)
-        keys, tf = np.unique(owner * n_vocab + columns.flat[lo:hi], return_counts=True)
+    for first, last in itertools.pairwise([*np.unique(cuts).tolist(), len(columns)]):
+        owner = np.repeat(np.arange(first, last, dtype=np.int64), lengths[first:last])
+        tokens = columns.flat[int(offsets[first]) : int(offsets[last])]
+        keys, tf = np.unique(owner * n_vocab + tokens, return_counts=True)
         docs.append((keys // n_vocab).astype(np.int32))
         terms.append((keys % n_vocab).astype(np.int32))
         counts.append(tf.astype(dtype))
@@ -220,49 +218,28 @@ def _term_counts(
     return np.concatenate(docs), np.concatenate(terms), np.concatenate(counts)
 
 
-class _SurfaceNumbers(dict[str, int]):
-    """Word as written (lower case) -> its number in order of first appearance.
+class _TermIds(dict[str, int]):
+    """Word as written (lower case) -> the id of its term, or -1 for a stopword.
 
-    A word looked up for the first time is numbered and queued (``dict.__getitem__`` calls
-    ``__missing__``), so one pass numbers the words and finds the new ones.
+    A word looked up for the first time is analysed then (``dict.__getitem__`` calls
+    ``__missing__``): stopwords before stemming, as bm25s, and the terms numbered in order of
+    first appearance in ``vocabulary``. So one pass over the words gives their ids.
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self, stop: frozenset[str], stem: Callable[[str], str] | None, vocabulary: dict[str, int]
+    ) -> None:
         super().__init__()
-        self._new: list[str] = []
+        self._stop, self._stem, self._vocabulary = stop, stem, vocabulary
 
     def __missing__(self, word: str) -> int:
-        number = self[word] = len(self)
-        self._new.append(word)
-        return number
-
-    def take_new(self) -> list[str]:
-        """The words numbered since the last call, in order of first appearance."""
-        new, self._new = self._new, []
-        return new
-
-
-class _GrowingIds:
-    """An ``int32`` array that grows at its end, its capacity doubled as needed."""
-
-    def __init__(self) -> None:
-        self._buffer = np.zeros(1024, dtype=np.int32)
-        self._size = 0
-
-    @property
-    def values(self) -> npt.NDArray[np.int32]:
-        """The ids so far (a view)."""
-        return self._buffer[: self._size]
-
-    def extend(self, ids: Sequence[int]) -> None:
-        """Append ``ids``."""
-        end = self._size + len(ids)
-        if end > self._buffer.size:
-            grown = np.zeros(max(end, 2 * self._buffer.size), dtype=np.int32)
-            grown[: self._size] = self.values
-            self._buffer = grown
-        self._buffer[self._size : end] = ids
-        self._size = end
+        if word in self._stop:
+            term = -1
+        else:
+            stemmed = self._stem(word) if self._stem is not None else word
+            term = self._vocabulary.setdefault(stemmed, len(self._vocabulary))
+        self[word] = term
+        return term
 
 
 class LexicalAnalyzer:
@@ -282,25 +259,17 @@ class LexicalAnalyzer:
         (here in order of first appearance), analysed ``_BATCH_TEXTS`` texts at a time.
         """
         stop = frozenset(bm25s.stopwords.STOPWORDS_EN if self.stopwords == "en" else ())
-        stem = self.stemmer.stemWords if self.stemmer is not None else None
-        surface = _SurfaceNumbers()
-        terms = _GrowingIds()  # surface number -> term id; -1: stopword
         vocabulary: dict[str, int] = {}
+        stem = self.stemmer.stemWord if self.stemmer is not None else None
+        term_of = _TermIds(stop, stem, vocabulary)
         pieces: list[npt.NDArray[np.int32]] = []
         lengths = np.zeros(len(texts), dtype=np.int64)
         split = _WORD.findall
         for first in range(0, len(texts), _BATCH_TEXTS):
             words = [split(text.lower()) for text in texts[first : first + _BATCH_TEXTS]]
-            # One pass over the words: each is numbered as written, a new one queued.
-            numbers = np.fromiter(
-                map(surface.__getitem__, itertools.chain.from_iterable(words)), np.int32
+            ids = np.fromiter(
+                map(term_of.__getitem__, itertools.chain.from_iterable(words)), np.int32
             )
-            new = surface.take_new()
-            kept = [w for w in new if w not in stop]
-            stems = iter(stem(kept) if stem is not None else kept)
-            add = vocabulary.setdefault
-            terms.extend([-1 if w in stop else add(next(stems), len(vocabulary)) for w in new])
-            ids = terms.values[numbers]
             counts = np.fromiter(map(len, words), np.int64, len(words))
             kept_mask = ids >= 0
             owner = np.repeat(np.arange(len(words), dtype=np.int64), counts)
