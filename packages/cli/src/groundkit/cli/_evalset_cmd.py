@@ -7,7 +7,6 @@ line naming the file, line or id).
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,17 +15,9 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from groundkit.cli._compare_report import load_checked_report
-from groundkit.cli._console import make_console
+from groundkit.cli._console import ProgressDisplay, make_console
 from groundkit.cli._describe import describe_option
 from groundkit.cli._errors import InputError, StageFailedError
 from groundkit.cli._evalset_render import (
@@ -65,6 +56,7 @@ __all__ = [
 ]
 
 _PATH = click.Path(path_type=Path)
+_ASKING = "asking the model"
 
 
 def _console() -> Console:
@@ -309,20 +301,17 @@ class DraftShape:
 
 @contextmanager
 def _progress(total: int) -> Iterator[Callable[[], None]]:
-    """A progress bar on standard error when it is a terminal."""
-    if not sys.stderr.isatty():
-        yield lambda: None
-        return
-    columns = (
-        TextColumn("asking the model"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("drafts", total=total)
-        yield lambda: bar.advance(task)
+    """A progress bar of the drafts on standard error when it is a terminal."""
+    with ProgressDisplay() as display:
+        done = 0
+        display(_ASKING, done, total)
+
+        def advance() -> None:
+            nonlocal done
+            done += 1
+            display(_ASKING, done, total)
+
+        yield advance
 
 
 @click.command("generate", short_help="Draft questions from a corpus with a chat model.")
