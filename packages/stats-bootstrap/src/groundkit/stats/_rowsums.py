@@ -66,7 +66,7 @@ def _ones(count: int) -> Floats:
         with _LOCK:
             ones = _ONES[0]
             if ones.size < count:
-                ones = np.ones(max(count, 2 * ones.size))
+                ones = np.ones(count)
                 ones.flags.writeable = False
                 _ONES[0] = ones
     return ones[:count]
