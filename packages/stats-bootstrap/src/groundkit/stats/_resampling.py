@@ -12,9 +12,10 @@ weights, no binning). The speed comes from fewer numpy element-operations per pi
   (half the gathers and half the lanes); beyond, a block holds up to 8,192 values (64 KiB,
   so gathers stay in cache) and one lane picks one value. Power-of-two blocks take lanes
   as they come; the last, smaller block takes exact bounded integers from
-  `Generator.integers`. A block's lanes for a chunk go into one 32-bit index buffer and
-  every resample's lookups are summed in one fused gather-and-add pass
-  (`_rowsums.row_sums`: scipy's CSR matrix-vector kernel, left-to-right additions).
+  `Generator.integers`. Lanes are drawn in gather groups of about 2**17 into one 32-bit
+  index buffer, and each group's resamples are summed in one fused gather-and-add pass
+  (`_rowsums.row_sums`: scipy's CSR matrix-vector kernel, left-to-right additions), so a
+  thread's buffers are bounded by the group whatever n and B.
 * `random_sign_counts` gives each group of 8 values a 256-entry table of its 256 signed
   sums, so one random byte signs 8 values with one gather.
 
@@ -66,8 +67,7 @@ _CHUNK_DRAWS = 1 << 20
 _MIN_CHUNK_ROWS = 4
 # Lanes drawn per call for the random words (chosen when each group was also gathered and
 # summed: 2**16 30.7 / 234 ms, 2**17 26.5 / 208 ms, 2**18 25.7 / 199 ms at n = 1,000 /
-# 10**6). The groups decide how words are cut into lanes, so they stay part of the stream;
-# the sums now run over a chunk's whole block at once.
+# 10**6). The groups decide how words are cut into lanes, so they stay part of the stream.
 _GROUP_LANES = 1 << 17
 # Batches per thread: enough to even out a core slowed by other work, few enough that a
 # block's table is reloaded into cache rarely.
@@ -140,16 +140,18 @@ def resampled_means(
         raise StatsError(f"method must be 'auto', 'resample' or 'multinomial' (got {method!r})")
     if arranged.size == 0 or resamples <= 0:
         raise StatsError("resampled_means needs at least one value and one resample")
-    values, counts = distinct_runs(arranged)
     used: UsedMethod
     if method == "auto":
-        few = values.size * _VALUES_PER_DISTINCT <= arranged.size
+        # Distinct values of a monotone array are its changes plus one; counted without
+        # keeping them, since the index path does not need them (n floats at n = 10**6).
+        distinct = int(np.count_nonzero(arranged[1:] != arranged[:-1])) + 1
+        few = distinct * _VALUES_PER_DISTINCT <= arranged.size
         used = "multinomial" if few else "resample"
     else:
         used = method
     kernel: _Kernel
     if used == "multinomial":
-        kernel = _CountsKernel(values, counts)
+        kernel = _CountsKernel(*distinct_runs(arranged))
     else:
         pairs = arranged.size <= _PAIR_MAX_VALUES and resamples >= _PAIR_MIN_RESAMPLES
         kernel = _BlockKernel(arranged, pairs=pairs)
@@ -352,7 +354,11 @@ class _BlockKernel(_Kernel):
         self.rows_per_chunk = max(
             _MIN_CHUNK_ROWS, -(-_CHUNK_DRAWS // size), -(-_GROUP_LANES // lanes_per_row)
         )
-        self.batch_rows = max(self.rows_per_chunk, _BATCH_CELLS // len(self._blocks))
+        # Batches keep each block's table in cache across chunks; one block stays there
+        # anyway, so its batches are single chunks (no state held for the batch's rows).
+        several = len(self._blocks) > 1
+        batch_rows = _BATCH_CELLS // len(self._blocks) if several else 0
+        self.batch_rows = max(self.rows_per_chunk, batch_rows)
 
     def fill(self, jobs: Sequence[Job]) -> None:
         states = []
@@ -366,39 +372,47 @@ class _BlockKernel(_Kernel):
         # Block by block across the batch: each table is loaded into cache once per batch.
         for index, block in enumerate(self._blocks):
             for bits, rng, picks, totals in states:
-                totals += self._block_sums(block, picks[:, index], bits, rng)
+                self._add_block_sums(block, picks[:, index], bits, rng, totals)
         for (out, _), (_, _, _, totals) in zip(jobs, states, strict=True):
             np.divide(totals, self._size, out=out)
 
-    def _block_sums(
-        self, block: _Block, picks: Ints, bits: np.random.SFC64, rng: np.random.Generator
-    ) -> Floats:
-        """Per-row sums of `picks` uniform picks from `block` (pairs: one lane per two).
+    def _add_block_sums(
+        self,
+        block: _Block,
+        picks: Ints,
+        bits: np.random.SFC64,
+        rng: np.random.Generator,
+        totals: Floats,
+    ) -> None:
+        """Add to `totals` each row's sum of `picks` uniform picks from `block`.
 
-        The lanes of consecutive rows are drawn in groups of about _GROUP_LANES (the groups
-        fix how random words are cut into lanes, so results depend on them), all into one
-        buffer; every row is then summed in one fused gather-and-add pass (`row_sums`).
+        Pairs take one lane per two picks. The lanes of consecutive rows are drawn in groups
+        of about _GROUP_LANES (the groups fix how random words are cut into lanes, so results
+        depend on them), and each group's rows are summed in one fused gather-and-add pass
+        (`row_sums`). Summing by group, not by chunk, bounds the index buffer and the
+        kernel's weights by the group, whatever the chunk's size (a chunk of one small block
+        holds 2**19 lanes); a row's sum is the same either way.
         """
         lanes = (picks + 1) >> 1 if block.width == 2 else picks
         ends = np.cumsum(lanes)
-        total = int(ends[-1])
-        where = index_scratch(total)
         rows, first = picks.size, 0
         while first < rows:
             base = int(ends[first] - lanes[first])
             last = int(np.searchsorted(ends, base + _GROUP_LANES, side="right"))
             last = min(rows, max(first + 1, last))
-            self._indices(block, where[base : int(ends[last - 1])], bits, rng)
+            group_ends = ends[first:last] - base
+            where = index_scratch(int(group_ends[-1]))
+            self._indices(block, where, bits, rng)
+            if block.width == 2:
+                # A row with an odd number of picks turns its last pair (i, j) into the
+                # single pick j, whose value the table holds at cells + j: j is uniform.
+                odd = group_ends[picks[first:last] & 1 == 1] - 1
+                where[odd] = block.cells + where[odd] % block.size
+            bounds = np.empty(last - first + 1, dtype=np.int32)
+            bounds[0] = 0
+            bounds[1:] = group_ends
+            totals[first:last] += row_sums(block.table, where, bounds)
             first = last
-        if block.width == 2:
-            # A row with an odd number of picks turns its last pair (i, j) into the single
-            # pick j, whose value the table holds at cells + j: j is uniform on its own.
-            odd = ends[picks & 1 == 1] - 1
-            where[odd] = block.cells + where[odd] % block.size
-        bounds = np.empty(rows + 1, dtype=np.int32)
-        bounds[0] = 0
-        bounds[1:] = ends
-        return row_sums(block.table, where, bounds)
 
     @staticmethod
     def _indices(

@@ -19,7 +19,8 @@ __all__ = ["borrowed_scratch", "index_scratch", "scratch"]
 
 # Smallest buffer allocated (a gather group of the kernels, 2**17 lanes).
 _MIN_SIZE = (1 << 17) + 1
-# Buffers kept for the next worker: up to one chunk's lanes of one block (2**20 picks).
+# Buffers kept for the next worker: up to 2**20 entries (a gather group holds about 2**17;
+# a longer buffer is for a rare long row, and is freed with its worker).
 _KEEP_SIZE = (1 << 20) + 1
 
 _SCRATCH = threading.local()
