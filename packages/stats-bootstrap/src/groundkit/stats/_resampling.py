@@ -99,9 +99,14 @@ _SIGN_TABLE_BYTES = 1 << 26
 _MAX_WORKERS = 4
 
 
+def _changes(arranged: Floats) -> NDArray[np.bool_]:
+    """Where a monotone array moves to a new value: position i + 1 differs from i."""
+    return cast(NDArray[np.bool_], arranged[1:] != arranged[:-1])
+
+
 def distinct_runs(arranged: Floats) -> tuple[Floats, Ints]:
     """Distinct values of a monotone array in order of appearance, with their counts."""
-    starts = np.concatenate(([0], np.flatnonzero(np.diff(arranged) != 0) + 1))
+    starts = np.concatenate(([0], np.flatnonzero(_changes(arranged)) + 1))
     counts = np.diff(np.concatenate((starts, [arranged.size]))).astype(np.int64)
     return arranged[starts], counts
 
@@ -142,9 +147,8 @@ def resampled_means(
         raise StatsError("resampled_means needs at least one value and one resample")
     used: UsedMethod
     if method == "auto":
-        # Distinct values of a monotone array are its changes plus one; counted without
-        # keeping them, since the index path does not need them (n floats at n = 10**6).
-        distinct = int(np.count_nonzero(arranged[1:] != arranged[:-1])) + 1
+        # Counted, not kept: the index path does not need the distinct values themselves.
+        distinct = int(np.count_nonzero(_changes(arranged))) + 1
         few = distinct * _VALUES_PER_DISTINCT <= arranged.size
         used = "multinomial" if few else "resample"
     else:
