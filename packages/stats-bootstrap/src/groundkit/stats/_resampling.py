@@ -360,9 +360,8 @@ class _BlockKernel(_Kernel):
         )
         # Batches keep each block's table in cache across chunks; one block stays there
         # anyway, so its batches are single chunks (no state held for the batch's rows).
-        several = len(self._blocks) > 1
-        batch_rows = _BATCH_CELLS // len(self._blocks) if several else 0
-        self.batch_rows = max(self.rows_per_chunk, batch_rows)
+        blocks = len(self._blocks)
+        self.batch_rows = max(self.rows_per_chunk, _BATCH_CELLS // blocks if blocks > 1 else 0)
 
     def fill(self, jobs: Sequence[Job]) -> None:
         states = []
