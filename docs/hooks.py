@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# ":func:<code>~groundkit.judgments.overlaps</code>" -> "<code>overlaps</code>"
+# ":func:<code>~groundkit.judgments.metrics.overlaps</code>" -> "<code>overlaps</code>"
 _ROLE = re.compile(r":(?:py:)?(?:func|class|meth|data|attr|mod|exc|obj):<code>(~?)([^<]*)</code>")
 _VERBATIM = re.compile(r"<p>\\b\n(.*?)</p>", re.DOTALL)
 _UNSET = re.compile(r"<code>Sentinel\.UNSET</code>")

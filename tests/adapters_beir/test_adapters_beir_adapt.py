@@ -17,7 +17,8 @@ from groundkit.adapters.beir import (
     adapt_beir_dataset,
     adapted_document_text,
 )
-from groundkit.judgments import Corpus, IdMap, load_judgments, read_id_map, resolve_judgments
+from groundkit.judgments import Corpus, load_judgments, resolve_judgments
+from groundkit.judgments.trec import IdMap, read_id_map
 
 
 def test_writes_one_file_per_document_with_title_separator(

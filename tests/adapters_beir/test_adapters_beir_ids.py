@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from groundkit.adapters.beir import _ids as ids_module
 from groundkit.adapters.beir import adapt_beir_dataset, map_ids, slugify
 from groundkit.adapters.beir._ids import document_id_problem, query_id_problem
-from groundkit.judgments import Corpus, IdMap, load_judgments, read_id_map, resolve_judgments
+from groundkit.judgments import Corpus, load_judgments, resolve_judgments
+from groundkit.judgments.trec import IdMap, read_id_map
 
 
 def h8(original: str) -> str:

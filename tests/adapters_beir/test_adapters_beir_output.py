@@ -15,7 +15,8 @@ from groundkit.adapters.beir import BeirError, adapt_beir_dataset
 from groundkit.adapters.beir import _adapt as adapt_module
 from groundkit.adapters.beir import _output as output_module
 from groundkit.adapters.beir import _scan as scan_module
-from groundkit.judgments import IdMap, load_judgments, read_id_map
+from groundkit.judgments import load_judgments
+from groundkit.judgments.trec import IdMap, read_id_map
 
 Tree = Callable[[Path], Any]
 

@@ -36,7 +36,7 @@ from click.testing import CliRunner
 
 from groundkit.adapters.beir import adapted_document_text
 from groundkit.cli import cli
-from groundkit.judgments import flush_tree
+from groundkit.judgments.files import flush_tree
 
 SCIFACT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "beir" / "scifact"
 MAX_RATIO = 2.0

@@ -19,7 +19,8 @@ import time
 
 import numpy as np
 
-from groundkit.judgments import GoldTable, HitTable, evaluate_trec, score_table
+from groundkit.judgments import evaluate_trec
+from groundkit.judgments.metrics import GoldTable, HitTable, score_table
 
 N_QUERIES = 100_000
 DEPTH = 100

@@ -20,14 +20,8 @@ import sys
 import time
 from pathlib import Path
 
-from groundkit.judgments import (
-    Corpus,
-    GoldQuote,
-    Judgment,
-    Span,
-    locate_text,
-    resolve_judgments,
-)
+from groundkit.judgments import Corpus, GoldQuote, Judgment, Span, resolve_judgments
+from groundkit.judgments.gold import locate_text
 
 SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "data" / "beir" / "scifact"
 TARGET_SECONDS = 0.5

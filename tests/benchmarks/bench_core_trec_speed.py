@@ -50,7 +50,7 @@ MEMORY_VS_REFERENCE = 1.5
 # The function `grk eval trec` calls, without the command line's start-up (its imports).
 _FUNCTION = r"""
 import sys
-from groundkit.cli._eval_trec import trec_eval_text
+from groundkit.cli._trec import trec_eval_text
 from pathlib import Path
 sys.stdout.write(trec_eval_text(Path(sys.argv[1]), Path(sys.argv[2]), measures=(),
     per_query=False, all_queries=False, relevance_level=1, max_per_query=None))
@@ -132,13 +132,8 @@ def _summary(path: Path) -> dict[str, str]:
 
 def _same_as_mapping_path(folder: Path, qrels: Path, run: Path, lines: int = 1_000_000) -> bool:
     """``-q`` output of the file path equals the mapping path's on the files' first lines."""
-    from groundkit.judgments import (
-        evaluate_trec,
-        evaluate_trec_files,
-        format_trec_eval,
-        read_qrels,
-        read_trec_run,
-    )
+    from groundkit.judgments import evaluate_trec, read_qrels, read_trec_run
+    from groundkit.judgments.trec import evaluate_trec_files, format_trec_eval
 
     small_qrels, small_run = folder / "qrels.head", folder / "run.head"
     with qrels.open("rb") as source:

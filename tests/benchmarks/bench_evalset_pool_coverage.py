@@ -25,7 +25,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from groundkit.cli import cli
-from groundkit.evalset import build_pool, draw_sample, estimate_pool
+from groundkit.evalset.pool import build_pool, draw_sample, estimate_pool
 from groundkit.judgments import load_report
 
 MIN_COVERAGE = 0.90

@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from groundkit.cli._eval_run import demo_data, dense_ready
+from groundkit.cli.run._run import demo_data, dense_ready
 from groundkit.harness import EvalSettings, evaluate
 from groundkit.judgments import Corpus, EvalReport, Judgment, load_judgments
 

@@ -43,7 +43,8 @@ def _texts(count: int) -> tuple[list[str], str]:
         return texts, f"the first {len(texts)} SciFact documents"
     import importlib.resources
 
-    from groundkit.judgments import CharsChunker, chunk_text
+    from groundkit.judgments import CharsChunker
+    from groundkit.judgments.corpus import chunk_text
 
     texts = []
     corpus_dir = importlib.resources.files("groundkit.harness") / "demo_data" / "corpus"
@@ -61,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     try:
-        from groundkit.harness._dense import DenseIndex, load_sentence_transformer
+        from groundkit.harness.dense._loading import load_sentence_transformer
+        from groundkit.harness.dense._model import DenseIndex
     except ImportError as error:
         print(f"dense extra missing: {error}")
         return 1

@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from groundkit.harness import _duplicates, run_config_from_dict, run_evaluation, write_items
+from groundkit.harness import run_config_from_dict, run_evaluation, write_items
+from groundkit.harness.analysis import _duplicates
 from groundkit.judgments import dump_report
 
 MAX_SHARE = 0.10

@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from groundkit.adapters.beir import adapt_beir_dataset
-from groundkit.harness import EvalSettings, _duplicates, evaluate
+from groundkit.harness import EvalSettings, evaluate
+from groundkit.harness.analysis import _duplicates
 from groundkit.judgments import Corpus, Judgment, load_judgments
 
 DEFAULT_SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "data" / "beir" / "scifact"

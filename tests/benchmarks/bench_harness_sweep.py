@@ -27,15 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from groundkit.harness import (
-    SharedWork,
-    dense_available,
-    items_text,
-    load_sweep,
-    run_sweep,
-)
-from groundkit.harness._pipeline import evaluate_loaded, load_run_inputs
-from groundkit.judgments import checked_report_json
+from groundkit.harness import dense_available, load_sweep, run_sweep
+from groundkit.harness.run import SharedWork, items_text
+from groundkit.harness.run._pipeline import evaluate_loaded, load_run_inputs
+from groundkit.judgments.report import checked_report_json
 
 DEMO = Path(__file__).resolve().parents[2] / "packages/cli/src/groundkit/harness/demo_data"
 

@@ -33,7 +33,7 @@ from typing import TypeVar
 import numpy as np
 
 from groundkit.stats import bootstrap_interval, paired_bootstrap
-from groundkit.stats._resampling import random_sign_counts, resampled_means
+from groundkit.stats.kernels._resampling import random_sign_counts, resampled_means
 
 T = TypeVar("T")
 QUERIES = 1_000

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from groundkit.judgments import MEASURED_FIGURES
+from groundkit.judgments.report import MEASURED_FIGURES
 
 _MASK = "<measured>"
 

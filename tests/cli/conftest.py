@@ -30,7 +30,8 @@ PLUGIN_MODULE = textwrap.dedent(
     import numpy as np
     from pydantic import Field
 
-    from groundkit.harness import ChunkHits, RetrieverKind, RetrieverSettings
+    from groundkit.harness import RetrieverKind, RetrieverSettings
+    from groundkit.harness.retrievers import ChunkHits
 
 
     class OverlapSettings(RetrieverSettings):
@@ -108,7 +109,7 @@ def report_without_hits(report: Path, folder: Path) -> Path:
 
 def forget_kind(name: str) -> None:
     """Remove a kind registered by a test (the registry is process-wide)."""
-    from groundkit.harness import _registry
+    from groundkit.harness.retrievers import _registry
 
     with _registry._LOCK:
         _registry._KINDS.pop(name, None)

@@ -13,9 +13,17 @@ import pytest
 from click.testing import CliRunner
 
 from groundkit.cli import cli
-from groundkit.cli._describe import CONTRACTS, describe_text, field_rows, model_schema, type_text
-from groundkit.harness import RunConfig, load_run_config, retriever_kind, retriever_kinds
-from groundkit.judgments import EvalReport, Judgment, load_judgments, parse_report
+from groundkit.cli.run._describe import (
+    CONTRACTS,
+    describe_text,
+    field_rows,
+    model_schema,
+    type_text,
+)
+from groundkit.harness import RunConfig, load_run_config
+from groundkit.harness.retrievers import retriever_kind, retriever_kinds
+from groundkit.judgments import EvalReport, Judgment, load_judgments
+from groundkit.judgments.report import parse_report
 
 COMMANDS = {
     ("eval", "run"): ["config file", "judgments file"],

@@ -25,14 +25,8 @@ from groundkit.harness import (
     evaluate,
     write_items,
 )
-from groundkit.judgments import (
-    BootstrapSettings,
-    CharsChunker,
-    EvalReport,
-    GoldQuote,
-    Judgment,
-    dump_report,
-)
+from groundkit.judgments import CharsChunker, EvalReport, GoldQuote, Judgment, dump_report
+from groundkit.judgments.report import BootstrapSettings
 
 _WORDS = [f"w{n:03d}" for n in range(150)]
 

@@ -85,7 +85,7 @@ def test_click_control_flow_is_not_a_bug() -> None:
 def test_a_bug_in_a_real_process_exits_70(tmp_path: object) -> None:
     # grk itself, with a function of the report command replaced by one that raises.
     code = (
-        "import sys, groundkit.cli._report_cmd as m\n"
+        "import sys, groundkit.cli.commands._eval_report as m\n"
         "def broken(*a, **k):\n    raise AttributeError('no attribute x')\n"
         "m.load_checked_report = broken\n"
         "from groundkit.cli import main\n"

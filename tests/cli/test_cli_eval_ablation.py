@@ -11,10 +11,11 @@ from click.testing import CliRunner, Result
 from tests.cli._chromium import Browser
 from tests.cli.test_cli_html_report import check_numbers_match
 
-from groundkit.cli import _eval_run as eval_run
 from groundkit.cli import cli
-from groundkit.cli._eval_run import demo_data
-from groundkit.judgments import SCHEMA_VERSION, check_report, load_report
+from groundkit.cli.run import _run as eval_run
+from groundkit.cli.run._run import demo_data
+from groundkit.judgments import SCHEMA_VERSION, load_report
+from groundkit.judgments.report import check_report
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from tests.cli.conftest import report_without_hits
 
 from groundkit.cli import cli
-from groundkit.judgments import SCHEMA_VERSION, Corpus, hit_touches_gold, load_report
+from groundkit.judgments import SCHEMA_VERSION, Corpus, load_report
+from groundkit.judgments.report import hit_touches_gold
 
 STAGE = "bm25-chars200"
 

@@ -15,15 +15,10 @@ from click.testing import CliRunner
 from tests.cli.conftest import report_without_hits
 
 from groundkit.cli import cli
-from groundkit.evalset import (
-    RecordedJudge,
-    RelevanceJudge,
-    calibrate,
-    card_path,
-    draw_calibration_sample,
-    read_card,
-)
-from groundkit.judgments import CalibrationStatus, Corpus, load_report
+from groundkit.evalset import RecordedJudge, RelevanceJudge, calibrate, read_card
+from groundkit.evalset.judge import card_path, draw_calibration_sample
+from groundkit.judgments import Corpus, load_report
+from groundkit.judgments.report import CalibrationStatus
 
 STAGE = "bm25-chars200"
 N_POS, N_NEG = 10, 12

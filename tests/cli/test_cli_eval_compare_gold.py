@@ -19,7 +19,8 @@ from click.testing import CliRunner, Result
 
 from groundkit.cli import cli
 from groundkit.harness import load_items
-from groundkit.judgments import Corpus, judgments_fingerprint, load_judgments
+from groundkit.judgments import Corpus, load_judgments
+from groundkit.judgments.gold import judgments_fingerprint
 
 RELABELLED = 60
 

@@ -10,16 +10,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from groundkit.cli import cli
-from groundkit.cli._eval_compare import ItemsSettings, compare_item_rows
+from groundkit.cli.compare._items import ItemsSettings, compare_item_rows
 from groundkit.harness import write_items
-from groundkit.judgments import (
-    EvalReport,
-    GoldEvidence,
-    QueryInfo,
-    QueryResult,
-    RunInfo,
-    StageReport,
-)
+from groundkit.judgments import EvalReport, QueryResult, StageReport
+from groundkit.judgments.report import GoldEvidence, QueryInfo, RunInfo
 
 Rows = dict[str, dict[str, float]]
 

@@ -10,16 +10,8 @@ import numpy as np
 from click.testing import CliRunner
 
 from groundkit.cli import cli
-from groundkit.judgments import (
-    EvalReport,
-    GoldEvidence,
-    MetricAggregate,
-    QueryInfo,
-    QueryResult,
-    RunInfo,
-    StageReport,
-    dump_report,
-)
+from groundkit.judgments import EvalReport, QueryResult, StageReport, dump_report
+from groundkit.judgments.report import GoldEvidence, MetricAggregate, QueryInfo, RunInfo
 
 
 def _report(stage_scores: dict[str, list[float]], metric: str = "recall@10") -> EvalReport:

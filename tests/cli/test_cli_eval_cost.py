@@ -15,9 +15,11 @@ from tests.cli.test_cli_eval_run import make_corpus
 
 from groundkit.cli import cli
 from groundkit.cli.html._report import render_html_report
-from groundkit.harness import EvalSettings, Query, StageConfig, evaluate, load_items
-from groundkit.harness._cost import latency_quantiles, priced
-from groundkit.judgments import Corpus, StagePrice, load_judgments, load_report
+from groundkit.harness import EvalSettings, StageConfig, evaluate, load_items
+from groundkit.harness.retrievers import Query
+from groundkit.harness.run._cost import latency_quantiles, priced
+from groundkit.judgments import Corpus, load_judgments, load_report
+from groundkit.judgments.report import StagePrice
 
 RETRIEVER = '''
 def first_words(query):

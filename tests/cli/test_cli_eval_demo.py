@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from groundkit.cli import _eval_run as eval_run  # the demo reads dense_ready from it
 from groundkit.cli import cli
+from groundkit.cli.run import _run as eval_run
 from groundkit.harness import load_items
-from groundkit.judgments import check_report, load_report
+from groundkit.judgments import load_report
+from groundkit.judgments.report import check_report
 
 
 def test_demo_bm25_stages_tell_a_story(tmp_path: Path) -> None:

@@ -13,14 +13,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from groundkit.cli import cli
-from groundkit.judgments import (
-    evaluate_trec,
-    export_stage,
-    load_report,
-    parse_chunk_id,
-    read_qrels,
-    read_trec_run,
-)
+from groundkit.judgments import evaluate_trec, export_stage, load_report, read_qrels, read_trec_run
+from groundkit.judgments.trec import parse_chunk_id
 
 CORPUS = {
     "refunds.md": "Refunds\n\nThe refund window is thirty days.\n\nAsk the finance desk.\n",

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from groundkit.cli._console import ProgressDisplay
 from groundkit.cli._errors import InputError
-from groundkit.cli._eval_config import RunFlags, build_run_config
-from groundkit.cli._eval_flags import (
+from groundkit.cli.console._report import ProgressDisplay
+from groundkit.cli.run._config import RunFlags, build_run_config
+from groundkit.cli.run._flags import (
     parse_chunker_spec,
     parse_command_spec,
     parse_hybrid_shortcut,
     parse_predictions_spec,
     parse_stage_spec,
 )
-from groundkit.cli._eval_run import command_record, default_items_path
+from groundkit.cli.run._run import command_record, default_items_path
 
 
 @pytest.mark.parametrize(

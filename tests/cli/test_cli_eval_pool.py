@@ -16,7 +16,8 @@ from tests.cli.conftest import report_without_hits
 from groundkit.cli import cli
 from groundkit.cli.html._judged import judged_section
 from groundkit.cli.html._report import render_html_report
-from groundkit.evalset import PoolReport, build_pool, read_sheet
+from groundkit.evalset import PoolReport, read_sheet
+from groundkit.evalset.pool import build_pool
 from groundkit.judgments import Corpus, load_report
 from groundkit.stats import stratified_wilson_interval
 

@@ -18,24 +18,19 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-import groundkit.harness._reproduce as reproduce_module
+import groundkit.harness.run._reproduce as reproduce_module
 from groundkit.cli import cli
 from groundkit.harness import (
     EvalSettings,
     HarnessError,
-    MismatchKind,
     ReproductionRefusedError,
     evaluate,
     reproduce_report,
 )
-from groundkit.judgments import (
-    Corpus,
-    check_report,
-    dump_report,
-    judgments_fingerprint,
-    load_judgments,
-    load_report,
-)
+from groundkit.harness.run import MismatchKind
+from groundkit.judgments import Corpus, dump_report, load_judgments, load_report
+from groundkit.judgments.gold import judgments_fingerprint
+from groundkit.judgments.report import check_report
 
 
 def invoke(*args: str) -> Result:

@@ -13,7 +13,8 @@ from click.testing import CliRunner, Result
 
 from groundkit.cli import cli
 from groundkit.harness import load_items
-from groundkit.judgments import MEASURED_FIGURES, check_report, load_report
+from groundkit.judgments import load_report
+from groundkit.judgments.report import MEASURED_FIGURES, check_report
 
 TOPICS = [
     ("leave", "Parental leave lasts sixteen weeks at full pay for every new parent."),
@@ -322,7 +323,7 @@ def _items_without_measurements(folder: Path) -> list[dict[str, Any]]:
 def test_a_stage_failure_raised_by_the_engine_exits_one(
     data: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from groundkit.cli import _eval_run
+    from groundkit.cli.run import _run as _eval_run
     from groundkit.harness import StageFailed
 
     def fail(*_: object, **__: object) -> None:

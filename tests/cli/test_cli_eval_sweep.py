@@ -28,17 +28,15 @@ import groundkit.harness as harness
 from groundkit.cli import cli
 from groundkit.cli.html._sweep import render_sweep_html
 from groundkit.harness import (
-    SWEEP_SCHEMA_VERSION,
     ConfigError,
-    SharedWork,
     SweepSummary,
-    arm_paths,
     dense_available,
     load_sweep,
     load_sweep_summary,
-    pareto_front,
     run_sweep,
 )
+from groundkit.harness.run import SharedWork, _pipeline
+from groundkit.harness.sweep import SWEEP_SCHEMA_VERSION, arm_paths, pareto_front
 from groundkit.judgments import load_report
 from groundkit.stats import holm_adjust
 
@@ -247,8 +245,8 @@ def _alone_counts(path: Path) -> dict[str, int]:
     total: dict[str, int] = {}
     for arm in plan.arms:
         work = SharedWork()
-        corpus, judgments = harness._pipeline.load_run_inputs(arm.config)
-        harness._pipeline.evaluate_loaded(arm.config, corpus, judgments, shared=work)
+        corpus, judgments = _pipeline.load_run_inputs(arm.config)
+        _pipeline.evaluate_loaded(arm.config, corpus, judgments, shared=work)
         for key, value in work.counts.items():
             total[key] = total.get(key, 0) + value
     return total

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from groundkit.cli import cli
-from groundkit.cli._llm_client import ChatClient, ModelEndpointError
+from groundkit.cli.judges._http import ChatClient, ModelEndpointError
 from groundkit.judgments import load_judgments
 
 Responder = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]

@@ -9,14 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from groundkit.cli import cli
-from groundkit.evalset import CANDIDATE_SOURCE_KEY
-from groundkit.judgments import (
-    Corpus,
-    hit_touches_gold,
-    load_judgments,
-    load_report,
-    resolve_judgments,
-)
+from groundkit.evalset.judge import CANDIDATE_SOURCE_KEY
+from groundkit.judgments import Corpus, load_judgments, load_report, resolve_judgments
+from groundkit.judgments.report import hit_touches_gold
 
 STAGE = "bm25-chars200"
 

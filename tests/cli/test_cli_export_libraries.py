@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from groundkit.cli import cli
-from groundkit.cli._eval_run import demo_data
+from groundkit.cli.run._run import demo_data
 from groundkit.judgments import EvalReport, evaluate_trec, load_report, read_qrels, read_trec_run
 
 ranx = pytest.importorskip("ranx")

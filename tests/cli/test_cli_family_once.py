@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from tests.cli.test_cli_report_verify import two_stage_report
 
-import groundkit.harness._stats as stats_module
+import groundkit.harness.analysis._stats as stats_module
 from groundkit.cli import cli
 
 

@@ -24,24 +24,26 @@ from tests.cli._chromium import Browser
 from groundkit.cli import cli
 from groundkit.cli.html._data import recall_curves
 from groundkit.cli.html._report import render_html_report, write_html_report
-from groundkit.harness import detection_limits
+from groundkit.harness.analysis import detection_limits
 from groundkit.judgments import (
-    BootstrapSettings,
     Corpus,
     EvalReport,
-    GoldEvidence,
-    GoldItem,
     JudgmentError,
+    QueryResult,
+    StageReport,
+    dump_report,
+    score_queries,
+)
+from groundkit.judgments.metrics import GoldItem
+from groundkit.judgments.report import (
+    BootstrapSettings,
+    GoldEvidence,
     MetricAggregate,
     QueryInfo,
-    QueryResult,
     ReportHit,
     RunInfo,
     StageComparison,
-    StageReport,
-    dump_report,
     report_to_json,
-    score_queries,
 )
 from groundkit.stats import (
     bootstrap_interval,

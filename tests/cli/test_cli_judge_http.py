@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from groundkit.cli._errors import InputError
-from groundkit.cli._judge_client import build_judge_client, http_judge
-from groundkit.cli._llm_client import ChatClient
+from groundkit.cli.judges._clients import build_judge_client, http_judge
+from groundkit.cli.judges._http import ChatClient
 from groundkit.evalset import RelevanceJudge
 
 

@@ -14,7 +14,8 @@ from click.testing import CliRunner, Result
 
 from groundkit.cli import cli
 from groundkit.cli._defaults import DEFAULT_RESAMPLES
-from groundkit.judgments import BootstrapSettings, load_report
+from groundkit.judgments import load_report
+from groundkit.judgments.report import BootstrapSettings
 
 FACTS = {
     "leave.md": "Parental leave lasts sixteen weeks at full pay for every new parent.",
@@ -273,7 +274,7 @@ def test_an_entry_point_plugin_runs_in_a_real_subprocess(
 @pytest.mark.dense
 @pytest.mark.slow
 def test_demo_rerank_measures_the_diagnosed_rerank_fix(tmp_path: Path) -> None:
-    from groundkit.cli import _eval_run
+    from groundkit.cli.run import _run as _eval_run
 
     if not _eval_run.dense_ready():
         pytest.skip("the dense extra is not installed")
@@ -296,7 +297,7 @@ def test_demo_rerank_measures_the_diagnosed_rerank_fix(tmp_path: Path) -> None:
     assert diagnosis.exit_code == 0, diagnosis.output
     # The knob diagnosis names for its rerank fix is a kind that exists.
     from groundkit.diagnosis import FIX_KNOBS
-    from groundkit.harness import retriever_kind
+    from groundkit.harness.retrievers import retriever_kind
 
     assert 'kind = "rerank"' in FIX_KNOBS["rerank"]
     assert retriever_kind("rerank").name == "rerank"

@@ -11,8 +11,9 @@ from click.testing import CliRunner
 from tests.integration.hostile.conftest import FAST, make_dataset
 
 from groundkit.cli import cli
-from groundkit.harness import comparison_problem
-from groundkit.judgments import load_report, parse_report
+from groundkit.harness.analysis import comparison_problem
+from groundkit.judgments import load_report
+from groundkit.judgments.report import parse_report
 
 
 @pytest.fixture(scope="module")

@@ -15,14 +15,8 @@ from pathlib import Path
 import pytest
 
 from groundkit.harness import write_items
-from groundkit.judgments import (
-    EvalReport,
-    GoldEvidence,
-    QueryInfo,
-    QueryResult,
-    RunInfo,
-    StageReport,
-)
+from groundkit.judgments import EvalReport, QueryResult, StageReport
+from groundkit.judgments.report import GoldEvidence, QueryInfo, RunInfo
 
 # Loaded by none of the commands checked here (numpy and pydantic: not by ``--help``).
 HEAVY = (
@@ -46,12 +40,12 @@ NOT_FOR_ITEMS = (
     "jinja2",
     "matplotlib",
     "faiss",
-    "groundkit.harness._pipeline",
-    "groundkit.harness._config",
+    "groundkit.harness.run._pipeline",
+    "groundkit.harness.run._config",
     "groundkit.diagnosis._diagnose",
     "groundkit.cli.html._report",
-    "groundkit.cli._compare_report",
-    "groundkit.cli._eval_run",
+    "groundkit.cli.compare._report",
+    "groundkit.cli.run._run",
 )
 
 _PROBE = """
@@ -158,10 +152,14 @@ def test_scipy_is_not_imported_by_the_statistics_package() -> None:
 
 def test_numeric_items_compare_loads_neither_scipy_stats_nor_report_models(tmp_path: Path) -> None:
     # Graded (non right-or-wrong) scores: t, the fair binomial and Brent's root come through
-    # scipy.special (groundkit.stats._special); the report models are not needed to read items.
+    # scipy.special (groundkit.stats.kernels._special); the report models are not needed to
+    # read items.
     a = _items(tmp_path / "a.items.jsonl", [(i % 7) / 7 for i in range(40)])
     b = _items(tmp_path / "b.items.jsonl", [((i * 3) % 7) / 7 for i in range(40)])
     code, modules = loaded_by("eval", "compare", str(a), str(b), "--metric", "mrr")
     assert code in (0, 1)
     assert "scipy.special" in modules  # it did compute
-    assert _heavy(modules, ("scipy.stats", "scipy.optimize", "groundkit.judgments._report")) == []
+    assert (
+        _heavy(modules, ("scipy.stats", "scipy.optimize", "groundkit.judgments.report._models"))
+        == []
+    )

@@ -8,9 +8,9 @@ import sys
 import pytest
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-from groundkit.cli._console import ProgressDisplay
-from groundkit.cli._eval_sweep_cmd import SweepDisplay
-from groundkit.harness import SweepEvent
+from groundkit.cli.commands._eval_sweep import SweepDisplay
+from groundkit.cli.console._report import ProgressDisplay
+from groundkit.harness.sweep import SweepEvent
 
 _EVENTS = [
     SweepEvent(arm="a", status="running", done=0, total=3),

@@ -14,7 +14,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from groundkit.cli import cli
-from groundkit.judgments import evaluate_trec, load_report, write_qrels, write_trec_run
+from groundkit.judgments import evaluate_trec, load_report
+from groundkit.judgments.trec import write_qrels, write_trec_run
 
 # Each topic's relevant texts appear under several ids with identical text, so BM25 ties them;
 # which of the tied ids is relevant decides the figures when the cut or the order matters.

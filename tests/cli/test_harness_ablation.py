@@ -10,23 +10,12 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from groundkit.cli._eval_run import demo_data
-from groundkit.harness import (
-    EvalSettings,
-    comparison_problem,
-    evaluate,
-    report_ablation_family,
-)
-from groundkit.harness._stats import ablation_family
-from groundkit.judgments import (
-    SCHEMA_VERSION,
-    BootstrapSettings,
-    Corpus,
-    EvalReport,
-    Judgment,
-    NoteCode,
-    load_judgments,
-)
+from groundkit.cli.run._run import demo_data
+from groundkit.harness import EvalSettings, evaluate
+from groundkit.harness.analysis import comparison_problem, report_ablation_family
+from groundkit.harness.analysis._stats import ablation_family
+from groundkit.judgments import SCHEMA_VERSION, Corpus, EvalReport, Judgment, load_judgments
+from groundkit.judgments.report import BootstrapSettings, NoteCode
 
 
 def overlap_scores(query: str, texts: list[str]) -> list[float]:

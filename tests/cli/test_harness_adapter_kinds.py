@@ -18,9 +18,9 @@ from groundkit.harness import (
     LangChainRetriever,
     LlamaIndexRetriever,
     StageConfig,
-    retriever_kinds,
-    stage_config_hash,
 )
+from groundkit.harness.retrievers import retriever_kinds
+from groundkit.harness.run import stage_config_hash
 
 FRAMEWORK_MODULES = {
     "langchain": ("langchain_core", "langchain_core.retrievers", "langchain_core.vectorstores"),

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundkit.harness import _bm25
-from groundkit.harness._bm25 import ColumnsBM25, TokenColumns
+from groundkit.harness.retrievers import _bm25
+from groundkit.harness.retrievers._bm25 import ColumnsBM25, TokenColumns
 
 METHODS = ["lucene", "robertson", "atire", "bm25l", "bm25+"]
 

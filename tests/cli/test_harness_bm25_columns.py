@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundkit.harness import _bm25
-from groundkit.harness._bm25 import Bm25Index, LexicalAnalyzer, TokenColumns
-from groundkit.harness._retrievers import Bm25Retriever
+from groundkit.harness.retrievers import _bm25
+from groundkit.harness.retrievers._bm25 import Bm25Index, LexicalAnalyzer, TokenColumns
+from groundkit.harness.retrievers._builtin import Bm25Retriever
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",

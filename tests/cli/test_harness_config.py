@@ -19,8 +19,8 @@ from groundkit.harness import (
     RunConfig,
     StageConfig,
     load_run_config,
-    stage_config_hash,
 )
+from groundkit.harness.run import stage_config_hash
 from groundkit.judgments import CharsChunker, DocumentChunker, ParagraphsChunker, SentencesChunker
 
 FULL_EXAMPLE = """

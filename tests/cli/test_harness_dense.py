@@ -18,7 +18,8 @@ from groundkit.harness import (
     StageConfig,
     evaluate,
 )
-from groundkit.judgments import CharsChunker, GoldQuote, Judgment, chunk_text
+from groundkit.judgments import CharsChunker, GoldQuote, Judgment
+from groundkit.judgments.corpus import chunk_text
 
 _MISSING = [
     name
@@ -126,7 +127,8 @@ def test_dense_stage_end_to_end_and_cache(tmp_path: Path) -> None:
 @pytest.mark.dense
 @needs_dense
 def test_tokens_before_quote_counts_encoder_tokens(tmp_path: Path) -> None:
-    from groundkit.harness._dense import DenseIndex, load_sentence_transformer
+    from groundkit.harness.dense._loading import load_sentence_transformer
+    from groundkit.harness.dense._model import DenseIndex
 
     model = load_sentence_transformer("sentence-transformers/all-MiniLM-L6-v2", stage="t")
     report = evaluate(DOCS, JUDGMENTS, _settings(tmp_path))
@@ -161,7 +163,7 @@ def test_tokens_before_quote_counts_encoder_tokens(tmp_path: Path) -> None:
 
 
 def test_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    from groundkit.harness import _dense
+    from groundkit.harness.dense import _loading as _dense
 
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     monkeypatch.setattr(_dense, "_LOADED", {})

@@ -21,8 +21,9 @@ import numpy as np
 import pytest
 
 from groundkit.harness import DenseRetriever
-from groundkit.harness._dense import DenseIndex, resolve_device
-from groundkit.harness._embed_cache import EmbeddingCache, text_digest
+from groundkit.harness.dense._cache import EmbeddingCache, text_digest
+from groundkit.harness.dense._loading import resolve_device
+from groundkit.harness.dense._model import DenseIndex
 
 MODEL = "fake/slow-encoder"
 TOTAL = 320  # 10 groups of batch_size 4 * 8
@@ -65,7 +66,7 @@ _CHILD = textwrap.dedent(
     from pathlib import Path
     sys.path.insert(0, sys.argv[3])
     from test_harness_dense_cache import FakeEncoder, _settings, _texts
-    from groundkit.harness._dense import DenseIndex
+    from groundkit.harness.dense._model import DenseIndex
 
     DenseIndex(_texts(), _settings(), stage="s", cache_dir=Path(sys.argv[1]),
                model=FakeEncoder(float(sys.argv[2])))
@@ -205,9 +206,9 @@ def test_the_index_records_its_device_and_reports_the_model_load_step(tmp_path: 
 def test_executor_flag_and_missing_ray_extra(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from groundkit.cli._eval_config import RunFlags, build_run_config
+    from groundkit.cli.run._config import RunFlags, build_run_config
     from groundkit.harness import HarnessError
-    from groundkit.harness._ray_embed import RAY_INSTALL_HINT, require_ray
+    from groundkit.harness.dense._ray import RAY_INSTALL_HINT, require_ray
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.txt").write_text("alpha", encoding="utf-8")

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundkit.harness._duplicates import JACCARD_THRESHOLD, DuplicateFinder
+from groundkit.harness.analysis._duplicates import JACCARD_THRESHOLD, DuplicateFinder
 
 
 def _shingles(text: str) -> set[tuple[str, ...]]:
@@ -67,7 +67,7 @@ def test_near_copy_of_a_long_text() -> None:
 
 
 def test_whitespace_is_that_of_str_split() -> None:
-    from groundkit.harness._duplicates import _whitespace
+    from groundkit.harness.analysis._duplicates import _whitespace
 
     every = np.arange(0x110000, dtype=np.uint32)
     expected = np.fromiter((chr(c).isspace() for c in range(0x110000)), np.bool_, 0x110000)
@@ -110,7 +110,7 @@ def _near_copies(count: int) -> list[str]:
 
 
 def test_whole_run_matches_list_by_list(monkeypatch: pytest.MonkeyPatch) -> None:
-    import groundkit.harness._duplicates as module
+    import groundkit.harness.analysis._duplicates as module
 
     corpus = _near_copies(6)
     rng = np.random.default_rng(3)
@@ -192,7 +192,7 @@ def _runs_of_lists(draw: st.DrawFn) -> tuple[list[str], list[list[tuple[int, int
 def test_whole_runs_match_a_reference_implementation(
     case: tuple[list[str], list[list[tuple[int, int, int]]]], small_batches: bool
 ) -> None:
-    import groundkit.harness._duplicates as module
+    import groundkit.harness.analysis._duplicates as module
 
     corpus, lists = case
     flat = [hit for hits in lists for hit in hits]

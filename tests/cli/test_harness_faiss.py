@@ -99,7 +99,8 @@ retriever = {{ kind = "dense", index = "faiss-ivf" }}
 def test_flat_ranks_exactly_like_numpy_and_ivf_is_deterministic(
     adapter_bench: Any, tmp_path_factory: pytest.TempPathFactory, record_property: Any
 ) -> None:
-    from groundkit.harness._dense import DenseIndex, load_sentence_transformer
+    from groundkit.harness.dense._loading import load_sentence_transformer
+    from groundkit.harness.dense._model import DenseIndex
     from groundkit.judgments import Corpus, chunk_corpus
 
     corpus = Corpus.from_directory("handbook")

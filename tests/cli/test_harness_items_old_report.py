@@ -7,8 +7,9 @@ from pathlib import Path
 
 from tests.core_judgments.test_core_report_settings import _OLD_STAGE_HASH, _old_report
 
-from groundkit.harness import items_text, load_items, write_items
-from groundkit.judgments import parse_report
+from groundkit.harness import load_items, write_items
+from groundkit.harness.run import items_text
+from groundkit.judgments.report import parse_report
 
 
 def test_an_old_reports_items_header_keeps_its_config_and_hash(tmp_path: Path) -> None:

@@ -17,25 +17,23 @@ from groundkit.harness import (
     PredictionsRetriever,
     RunConfig,
     StageConfig,
-    detection_limits,
     evaluate,
     load_items,
     run_evaluation,
-    stage_config_hash,
     write_items,
 )
+from groundkit.harness.analysis import detection_limits
+from groundkit.harness.run import stage_config_hash
 from groundkit.judgments import (
-    MEASURED_FIGURES,
     CharsChunker,
     DocumentChunker,
     GoldQuote,
     Judgment,
-    check_report,
     dump_judgments,
     dump_report,
     load_report,
-    report_to_json,
 )
+from groundkit.judgments.report import MEASURED_FIGURES, check_report, report_to_json
 
 DOCS = {
     "alpha.md": (
@@ -462,7 +460,7 @@ def test_stage_verdict_needs_an_exact_paired_test_not_only_the_bootstrap() -> No
     # A report verdict of "better" from four queries would be noise.
     import numpy as np
 
-    from groundkit.harness._stats import compare_stages
+    from groundkit.harness.analysis._stats import compare_stages
     from groundkit.judgments import StageReport
 
     settings = EvalSettings(bootstrap={"resamples": 500})

@@ -75,8 +75,8 @@ def _settings(cache: Path, executor: str) -> EvalSettings:
 
 
 def test_ray_executor_gives_the_local_embeddings_and_scores(local_ray: Any, tmp_path: Path) -> None:
-    from groundkit.harness._embed_cache import EmbeddingCache
-    from groundkit.judgments import chunk_text
+    from groundkit.harness.dense._cache import EmbeddingCache
+    from groundkit.judgments.corpus import chunk_text
 
     reports = {
         executor: evaluate(DOCS, JUDGMENTS, _settings(tmp_path / executor, executor))

@@ -16,23 +16,26 @@ from groundkit.harness import (
     BASELINE_STAGE,
     Bm25Retriever,
     CallableRetriever,
-    ChunkHits,
     EvalSettings,
     HarnessError,
-    Query,
     RetrieverKind,
     RetrieverSettings,
     StageConfig,
     StageFailed,
-    _registry,
     evaluate,
     register_retriever,
+    run_config_from_dict,
+)
+from groundkit.harness.retrievers import (
+    ChunkHits,
+    Query,
+    _registry,
     retriever_kind,
     retriever_kinds,
-    run_config_from_dict,
-    stage_config_hash,
 )
-from groundkit.judgments import CharsChunker, GoldQuote, Judgment, check_report
+from groundkit.harness.run import stage_config_hash
+from groundkit.judgments import CharsChunker, GoldQuote, Judgment
+from groundkit.judgments.report import check_report
 
 DOCS = {
     "a.txt": "Alpha particles are helium nuclei. They are stopped by a sheet of paper.",
@@ -215,7 +218,7 @@ def test_evaluate_has_no_dispatch_on_retriever_kinds() -> None:
     kinds = {"bm25", "dense", "hybrid", "rerank", "command", "callable", "predictions"}
     settings_classes = {"Bm25Retriever", "DenseRetriever", "HybridRetriever", "RerankRetriever",
                         "CommandRetriever", "PredictionsRetriever"}  # fmt: skip
-    for name in ("_pipeline.py", "_stage_run.py"):
+    for name in ("run/_pipeline.py", "run/_stage_run.py"):
         tree = ast.parse((HARNESS / name).read_text(encoding="utf-8"))
         strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}

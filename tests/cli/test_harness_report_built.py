@@ -14,11 +14,13 @@ from pydantic import ValidationError
 from tests.cli.test_harness_duplicates import _near_copies
 from tests.cli.test_harness_pipeline import DOCS, JUDGMENTS, _settings, _write_inputs
 
-from groundkit.harness import EvalSettings, RunConfig, SharedWork, evaluate
-from groundkit.harness._duplicates import DuplicateFinder
-from groundkit.harness._pipeline import evaluate_loaded, load_run_inputs
-from groundkit.harness._results import rebuilt
-from groundkit.judgments import EvalReport, checked_report_json, report_to_json
+from groundkit.harness import EvalSettings, RunConfig, evaluate
+from groundkit.harness.analysis._duplicates import DuplicateFinder
+from groundkit.harness.run import SharedWork
+from groundkit.harness.run._pipeline import evaluate_loaded, load_run_inputs
+from groundkit.harness.run._results import rebuilt
+from groundkit.judgments import EvalReport
+from groundkit.judgments.report import checked_report_json, report_to_json
 
 
 def _two_stage_settings(**kwargs: object) -> EvalSettings:
@@ -79,7 +81,7 @@ def test_rebuilt_validates_what_model_copy_does_not() -> None:
 
 
 def test_small_shingle_batches_fill_the_same_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    import groundkit.harness._duplicates as module
+    import groundkit.harness.analysis._duplicates as module
 
     corpus = _near_copies(8)
     docs = np.arange(len(corpus), dtype=np.int64)

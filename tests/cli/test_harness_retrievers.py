@@ -21,7 +21,7 @@ from groundkit.harness import (
     StageFailed,
     evaluate,
 )
-from groundkit.harness._ranking import top_k
+from groundkit.harness.run._ranking import top_k
 from groundkit.judgments import CharsChunker, EvalReport, GoldQuote, Judgment, StageReport
 
 DOCS = {
@@ -428,8 +428,8 @@ def test_fusion_ties_do_not_depend_on_the_order_of_the_sum() -> None:
     # fused score, best rank 1 and first run for both, so the documented tie rule puts the
     # lower document code first. Summing the reciprocal ranks in run order gives B one ulp
     # more than A; the fused score must not depend on that order.
-    from groundkit.harness._fusion import reciprocal_rank_fusion
-    from groundkit.harness._ranking import RankedRun
+    from groundkit.harness.retrievers._fusion import reciprocal_rank_fusion
+    from groundkit.harness.run._ranking import RankedRun
 
     def run(ranked_docs: dict[int, int]) -> RankedRun:
         depth = max(ranked_docs)

@@ -19,15 +19,8 @@ from groundkit.harness import (
     StageConfig,
     evaluate,
 )
-from groundkit.judgments import (
-    SCHEMA_VERSION,
-    CharsChunker,
-    EvalReport,
-    GoldQuote,
-    Judgment,
-    check_report,
-    parse_report,
-)
+from groundkit.judgments import SCHEMA_VERSION, CharsChunker, EvalReport, GoldQuote, Judgment
+from groundkit.judgments.report import check_report, parse_report
 
 DOCS = {
     "guides/a.txt": "Alpha particles are helium nuclei. They are stopped by a sheet of paper.",

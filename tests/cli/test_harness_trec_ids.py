@@ -21,13 +21,12 @@ from groundkit.harness import (
 from groundkit.judgments import (
     Corpus,
     GoldQuote,
-    IdMap,
     Judgment,
     JudgmentError,
     StageReport,
     dump_judgments,
-    write_id_map,
 )
+from groundkit.judgments.trec import IdMap, write_id_map
 
 # An adapted dataset: documents named <original id>.txt, one id slugged, one query renamed.
 TEXTS = {

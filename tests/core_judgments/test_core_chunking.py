@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from groundkit.judgments import JudgmentError
-from groundkit.judgments._chunking import (
+from groundkit.judgments.corpus._chunking import (
     CharsChunker,
     Chunk,
     DocumentChunker,

@@ -14,19 +14,17 @@ from hypothesis import strategies as st
 from groundkit.judgments import (
     SCHEMA_VERSION,
     EvalReport,
-    GoldItem,
     Hit,
     JudgmentError,
     ReportError,
-    chunk_id,
     evaluate_trec,
     export_stage,
-    parse_chunk_id,
-    parse_report,
     score_queries,
-    trec_ranking,
 )
-from groundkit.judgments._export import strict_scores
+from groundkit.judgments.metrics import GoldItem
+from groundkit.judgments.report import parse_report
+from groundkit.judgments.trec import chunk_id, parse_chunk_id, trec_ranking
+from groundkit.judgments.trec._export import strict_scores
 
 DOCS = ("a.txt", "b/c.txt")
 

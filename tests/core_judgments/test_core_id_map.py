@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from groundkit.judgments import (
+from groundkit.judgments import JudgmentError
+from groundkit.judgments.trec import (
     ID_MAP_FILE_NAME,
     IdMap,
-    JudgmentError,
     id_map_beside,
     read_id_map,
     write_id_map,

@@ -9,14 +9,8 @@ from typing import Any
 
 import pytest
 
-from groundkit.judgments import (
-    GoldQuote,
-    Judgment,
-    JudgmentError,
-    dump_judgments,
-    judgments_fingerprint,
-    load_judgments,
-)
+from groundkit.judgments import GoldQuote, Judgment, JudgmentError, dump_judgments, load_judgments
+from groundkit.judgments.gold import judgments_fingerprint
 
 GOOD = {
     "query_id": "leave-days",

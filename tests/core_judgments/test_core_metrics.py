@@ -11,18 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from groundkit.judgments import (
-    GoldItem,
-    GoldTable,
-    Hit,
-    HitTable,
-    JudgmentError,
-    mean_scores,
-    overlaps,
-    parse_metric,
-    score_queries,
-    score_table,
-)
+from groundkit.judgments import Hit, JudgmentError, mean_scores, parse_metric, score_queries
+from groundkit.judgments.metrics import GoldItem, GoldTable, HitTable, overlaps, score_table
 
 Span3 = tuple[str, int, int]
 RANK_METRICS = [
@@ -471,13 +461,8 @@ def test_table_validation_errors() -> None:
 
 
 def test_gold_items_from_resolved_judgments() -> None:
-    from groundkit.judgments import (
-        Corpus,
-        GoldQuote,
-        Judgment,
-        gold_items_from_resolved,
-        resolve_judgments,
-    )
+    from groundkit.judgments import Corpus, GoldQuote, Judgment, resolve_judgments
+    from groundkit.judgments.metrics import gold_items_from_resolved
 
     corpus = Corpus.from_texts({"d1": "one hello world, two hello world.", "d2": "nothing here"})
     judgments = [

@@ -9,16 +9,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from groundkit.judgments import (
-    GoldQuote,
-    Judgment,
-    JudgmentError,
-    ReportError,
-    UnsafePathError,
-    format_validation_error,
-    validate_doc_id,
-    validate_query_id,
-)
+from groundkit.judgments import GoldQuote, Judgment, JudgmentError, ReportError, UnsafePathError
+from groundkit.judgments.gold import format_validation_error, validate_doc_id, validate_query_id
 
 # Errors --------------------------------------------------------------------------------------
 

@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from groundkit.judgments import (
+from groundkit.judgments import OutputGuardError, OutputSetError
+from groundkit.judgments.files import (
     InputPath,
-    OutputGuardError,
     OutputPath,
     OutputSet,
-    OutputSetError,
     _outputs,
     _paths,
     append_line,

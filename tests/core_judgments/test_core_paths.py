@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from groundkit.judgments import (
+from groundkit.judgments import UnsafePathError
+from groundkit.judgments.files import (
     MAX_COMPONENT_BYTES,
-    UnsafePathError,
     atomic_write_bytes,
     atomic_write_files,
     atomic_write_text,
@@ -260,7 +260,7 @@ def test_atomic_write_with_a_long_name(tmp_path: Path) -> None:
 
 
 def test_append_line_creates_appends_and_confines_a_torn_line(tmp_path: Path) -> None:
-    from groundkit.judgments import append_line
+    from groundkit.judgments.files import append_line
 
     target = tmp_path / "log.jsonl"
     assert append_line(target, '{"a": 1}') is True
@@ -274,7 +274,7 @@ def test_append_line_creates_appends_and_confines_a_torn_line(tmp_path: Path) ->
 
 
 def test_append_line_reports_an_unwritable_folder(tmp_path: Path) -> None:
-    from groundkit.judgments import append_line
+    from groundkit.judgments.files import append_line
 
     with pytest.raises(FileNotFoundError):
         append_line(tmp_path / "missing" / "log.jsonl", "x")

@@ -9,18 +9,14 @@ from typing import Any
 
 import pytest
 
-from groundkit.judgments import (
-    SCHEMA_VERSION,
-    EvalReport,
-    ReportError,
+from groundkit.judgments import SCHEMA_VERSION, EvalReport, ReportError, dump_report, load_report
+from groundkit.judgments.report import (
     check_report,
-    dump_report,
-    load_report,
     parse_report,
     report_json_schema,
     report_to_json,
 )
-from groundkit.judgments._report_io import shipped_report_schema
+from groundkit.judgments.report._io import shipped_report_schema
 
 
 def _report_data() -> dict[str, Any]:

@@ -15,16 +15,18 @@ from hypothesis import strategies as st
 from groundkit.judgments import (
     SCHEMA_VERSION,
     EvalReport,
-    GoldEvidence,
-    QueryInfo,
     QueryResult,
     ReportError,
-    ReportHit,
-    RunInfo,
     StageReport,
-    check_report,
     dump_report,
     load_report,
+)
+from groundkit.judgments.report import (
+    GoldEvidence,
+    QueryInfo,
+    ReportHit,
+    RunInfo,
+    check_report,
     parse_report,
     report_to_json,
 )

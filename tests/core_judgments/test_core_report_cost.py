@@ -9,9 +9,9 @@ import pytest
 from pydantic import ValidationError
 from tests.core_judgments.test_core_report import _report_data
 
-from groundkit.judgments import (
+from groundkit.judgments import SCHEMA_VERSION
+from groundkit.judgments.report import (
     COST_FIGURES,
-    SCHEMA_VERSION,
     StageCost,
     StagePrice,
     check_report,

@@ -5,12 +5,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from groundkit.judgments import (
+from groundkit.judgments import StageReport
+from groundkit.judgments.report import (
     JUDGED_CAUTION_BELOW,
     NoteCode,
     QueryInfo,
     ReportHit,
-    StageReport,
     judged_at,
     judged_notes,
     parse_report,

@@ -22,14 +22,12 @@ from groundkit.judgments import (
     CharsChunker,
     ParagraphsChunker,
     ReportError,
-    RetrieverRecord,
     StageReport,
     config_hash,
     dump_report,
     load_report,
-    parse_report,
-    report_to_json,
 )
+from groundkit.judgments.report import RetrieverRecord, parse_report, report_to_json
 
 # What a report written by hand or by another tool may hold: a partial chunker (the defaults
 # of the time left out: overlap 200) and settings beside the kind.

@@ -6,16 +6,11 @@ import unicodedata
 
 import pytest
 
-from groundkit.judgments import (
-    Corpus,
-    GoldQuote,
-    Judgment,
-    JudgmentError,
-    Span,
+from groundkit.judgments import Corpus, GoldQuote, Judgment, JudgmentError, Span, resolve_judgments
+from groundkit.judgments.gold import (
     closest_passage,
     locate_text,
     normalize_for_matching,
-    resolve_judgments,
     resolve_quote,
 )
 

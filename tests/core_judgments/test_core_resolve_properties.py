@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundkit.judgments import Corpus, locate_text, normalize_for_matching, resolve_quote
+from groundkit.judgments import Corpus
+from groundkit.judgments.gold import locate_text, normalize_for_matching, resolve_quote
 
 # Words mix ASCII, precomposed and decomposed accents, and the typography tolerance covers.
 WORDS = st.lists(
@@ -152,7 +153,7 @@ def _lcs_reference(a: str, b: str) -> int:
     st.text(alphabet="abcé \n", max_size=90),
 )
 def test_bit_parallel_lcs_equals_the_dynamic_programme(quote: str, other: str) -> None:
-    from groundkit.judgments._resolve import _LcsScorer
+    from groundkit.judgments.gold._resolve import _LcsScorer
 
     scorer = _LcsScorer(quote)
     assert scorer.lcs(other) == _lcs_reference(quote, other)
@@ -165,7 +166,7 @@ def test_unresolvable_long_quote_in_a_repetitive_document_is_bounded() -> None:
     import random
     import time
 
-    from groundkit.judgments import closest_passage
+    from groundkit.judgments.gold import closest_passage
 
     rng = random.Random(1)
     vocabulary = [
@@ -198,7 +199,7 @@ def test_unresolvable_long_quote_in_a_repetitive_document_is_bounded() -> None:
 def test_closest_passage_finds_an_edited_passage_where_it_is() -> None:
     import random
 
-    from groundkit.judgments import closest_passage
+    from groundkit.judgments.gold import closest_passage
 
     rng = random.Random(7)
     words = [

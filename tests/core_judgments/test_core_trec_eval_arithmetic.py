@@ -15,7 +15,8 @@ import random
 
 import pytest
 
-from groundkit.judgments import evaluate_trec, format_trec_eval
+from groundkit.judgments import evaluate_trec
+from groundkit.judgments.trec import format_trec_eval
 
 
 def _ranking(docs: dict[str, float]) -> list[str]:

@@ -6,12 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from groundkit.judgments import (
-    evaluate_trec,
-    format_trec_eval,
-    read_qrels,
-    read_trec_run,
-)
+from groundkit.judgments import evaluate_trec, read_qrels, read_trec_run
+from groundkit.judgments.trec import format_trec_eval
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 

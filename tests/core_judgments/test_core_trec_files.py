@@ -8,15 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from groundkit.judgments import (
-    JudgmentError,
-    _trec_files,
-    evaluate_trec,
-    evaluate_trec_files,
-    format_trec_eval,
-    read_qrels,
-    read_trec_run,
-)
+from groundkit.judgments import JudgmentError, evaluate_trec, read_qrels, read_trec_run
+from groundkit.judgments.trec import _file_eval as _trec_files
+from groundkit.judgments.trec import evaluate_trec_files, format_trec_eval
 
 OPTIONS = [
     {},

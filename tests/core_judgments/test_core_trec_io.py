@@ -6,14 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from groundkit.judgments import (
-    JudgmentError,
+from groundkit.judgments import JudgmentError, evaluate_trec, read_qrels, read_trec_run
+from groundkit.judgments.trec import (
     TrecRun,
-    evaluate_trec,
     format_trec_eval,
     qrels_text,
-    read_qrels,
-    read_trec_run,
     trec_measure_names,
     trec_ranking,
     trec_run_text,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from groundkit.judgments._trec_eval import _FAMILIES, _select
-from groundkit.judgments._trec_measures import _FAMILY_VALUES
+from groundkit.judgments.trec._eval import _FAMILIES, _select
+from groundkit.judgments.trec._measures import _FAMILY_VALUES
 
 OUTSIDE_THE_BLOCK = {"runid", "num_q", "relstring"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import unicodedata
 
-from groundkit.judgments._control import has_control_character
+from groundkit.judgments.files._control import has_control_character
 
 
 def test_the_rule_is_category_cc_and_the_two_separators_for_every_code_point() -> None:

@@ -8,18 +8,9 @@ from typing import Any
 
 import pytest
 
-from groundkit.judgments import (
-    EvalReport,
-    EvidenceTrace,
-    GoldEvidence,
-    GoldItem,
-    QueryInfo,
-    QueryResult,
-    ReportHit,
-    RunInfo,
-    StageReport,
-    score_queries,
-)
+from groundkit.judgments import EvalReport, QueryResult, StageReport, score_queries
+from groundkit.judgments.metrics import GoldItem
+from groundkit.judgments.report import EvidenceTrace, GoldEvidence, QueryInfo, ReportHit, RunInfo
 
 HitSpec = tuple[str, int, int] | tuple[str, int, int, int | None]
 

@@ -16,7 +16,9 @@ from groundkit.diagnosis import (
     fixes,
     reciprocal_rank_fusion,
 )
-from groundkit.judgments import EvalReport, GoldItem, ReportHit, evaluate_trec, score_queries
+from groundkit.judgments import EvalReport, evaluate_trec, score_queries
+from groundkit.judgments.metrics import GoldItem
+from groundkit.judgments.report import ReportHit
 
 SPAN = (100, 200)
 

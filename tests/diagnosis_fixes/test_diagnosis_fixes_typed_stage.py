@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from groundkit.diagnosis import diagnose, fixes
-from groundkit.judgments import EvalReport, parse_report, report_to_json
+from groundkit.judgments import EvalReport
+from groundkit.judgments.report import parse_report, report_to_json
 
 SPAN = (100, 200)
 

@@ -7,16 +7,8 @@ from typing import Any
 
 import pytest
 
-from groundkit.judgments import (
-    EvalReport,
-    GoldEvidence,
-    GoldQuote,
-    Judgment,
-    QueryInfo,
-    QueryResult,
-    RunInfo,
-    StageReport,
-)
+from groundkit.judgments import EvalReport, GoldQuote, Judgment, QueryResult, StageReport
+from groundkit.judgments.report import GoldEvidence, QueryInfo, RunInfo
 
 MakeJudgment = Callable[..., Judgment]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from groundkit.evalset import CalibrationItem, CandidateLine
-from groundkit.evalset._judged_span import JudgedSpan
+from groundkit.evalset.judge import CalibrationItem, CandidateLine
+from groundkit.evalset.judge._span import JudgedSpan
 
 # As older versions wrote them (key order included).
 CARD_ITEM = (

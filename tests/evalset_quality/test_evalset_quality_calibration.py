@@ -6,12 +6,11 @@ import hashlib
 
 import pytest
 
-from groundkit.evalset import (
+from groundkit.evalset import EvalSetError, apply_candidate_decisions
+from groundkit.evalset.judge import (
     CANDIDATE_SOURCE_KEY,
     CandidateDecision,
     CandidateLine,
-    EvalSetError,
-    apply_candidate_decisions,
     calibration_figures,
     judge_id,
 )

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groundkit.evalset import (
+from groundkit.evalset import Classifier
+from groundkit.evalset.filters import (
     QUESTION_TYPES,
-    Classifier,
     heuristic_type,
     normalise_type,
     type_distribution,

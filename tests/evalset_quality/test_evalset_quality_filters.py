@@ -7,21 +7,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundkit.evalset import (
-    CAUTION,
+from groundkit.evalset import CAUTION, EvalSetError, FilterChain, default_filters, set_version
+from groundkit.evalset.filters import (
     DanglingReferenceFilter,
-    EvalSetError,
-    FilterChain,
     GeneralKnowledgeFilter,
     NearDuplicateFilter,
     NonDiscriminatingFilter,
     TooShortFilter,
     UnresolvedEvidenceFilter,
     dangling_pronoun,
-    default_filters,
-    set_version,
 )
-from groundkit.evalset._text import jaccard, word_set
+from groundkit.evalset.filters._text import jaccard, word_set
 from groundkit.judgments import Corpus, Judgment, dump_judgments, load_judgments, resolve_judgments
 
 Make = Callable[..., Judgment]

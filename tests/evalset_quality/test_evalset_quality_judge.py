@@ -11,17 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from groundkit.evalset import (
+from groundkit.evalset import EvalSetError, RecordedJudge, RelevanceJudge, callable_judge
+from groundkit.evalset.judge import (
     PROMPT_VERSION,
-    EvalSetError,
     Grade,
     JudgeCallError,
     JudgeReply,
     JudgeReplyError,
     JudgeRequest,
-    RecordedJudge,
-    RelevanceJudge,
-    callable_judge,
     judge_prompt,
     majority_grade,
     parse_reply,

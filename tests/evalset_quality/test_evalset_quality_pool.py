@@ -7,25 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from groundkit.evalset import (
-    EvalSetError,
-    RelevanceJudge,
-    allocate,
-    build_pool,
-    callable_judge,
-    draw_sample,
-    estimate_pool,
-    run_pool,
-)
-from groundkit.judgments import (
-    EvalReport,
-    GoldEvidence,
-    QueryInfo,
-    QueryResult,
-    ReportHit,
-    RunInfo,
-    StageReport,
-)
+from groundkit.evalset import EvalSetError, RelevanceJudge, callable_judge, run_pool
+from groundkit.evalset.pool import allocate, build_pool, draw_sample, estimate_pool
+from groundkit.judgments import EvalReport, QueryResult, StageReport
+from groundkit.judgments.report import GoldEvidence, QueryInfo, ReportHit, RunInfo
 from groundkit.stats import RatioStratum, stratified_domain_interval, wilson_interval
 
 CORPUS = {"a": string.ascii_letters * 2, "b": "".join(chr(0x100 + i) for i in range(100))}

@@ -8,16 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from groundkit.evalset import (
-    EvalSetError,
-    SheetCandidate,
-    SheetMark,
-    draw_sheet,
-    read_sheet,
-    sheet_csv,
-    sheet_jsonl,
-    sheet_precision,
-)
+from groundkit.evalset import EvalSetError, draw_sheet, read_sheet, sheet_precision
+from groundkit.evalset.review import SheetCandidate, SheetMark, sheet_csv, sheet_jsonl
 from groundkit.stats import stratified_wilson_interval, wilson_interval
 
 

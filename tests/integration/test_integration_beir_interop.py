@@ -17,14 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from groundkit.cli import cli
-from groundkit.judgments import (
-    EvalReport,
-    load_report,
-    read_id_map,
-    read_trec_run,
-    write_qrels,
-    write_trec_run,
-)
+from groundkit.judgments import EvalReport, load_report, read_trec_run
+from groundkit.judgments.trec import read_id_map, write_qrels, write_trec_run
 
 pytestmark = pytest.mark.slow
 

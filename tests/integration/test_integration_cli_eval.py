@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from groundkit.judgments import check_report, load_report
+from groundkit.judgments import load_report
+from groundkit.judgments.report import check_report
 
 FACTS = {
     "leave": "Parental leave lasts sixteen weeks at full pay for every new parent.",

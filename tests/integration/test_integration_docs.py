@@ -258,7 +258,7 @@ def test_docs_api_reference_covers_every_distribution() -> None:
 
 def test_docs_metric_page_lists_every_metric_kind() -> None:
     """Each metric family of the code has a section on the metrics page."""
-    from groundkit.judgments import METRIC_KINDS
+    from groundkit.judgments.metrics import METRIC_KINDS
 
     text = (PAGES / "concepts" / "metrics.md").read_text(encoding="utf-8")
     headings = "\n".join(line for line in text.splitlines() if line.startswith("#"))

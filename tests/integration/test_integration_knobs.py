@@ -8,8 +8,10 @@ import pytest
 from pydantic import BaseModel
 
 from groundkit.diagnosis import FIX_CONFIG_KEYS, FIXES, infer_applied_fix
-from groundkit.harness import StageConfig, retriever_kinds
-from groundkit.judgments import CHUNK_SIZE_KNOBS, ChunkerConfig, Knob, flatten_stage_config
+from groundkit.harness import StageConfig
+from groundkit.harness.retrievers import retriever_kinds
+from groundkit.judgments import ChunkerConfig
+from groundkit.judgments.report import CHUNK_SIZE_KNOBS, Knob, flatten_stage_config
 
 
 def _chunker_fields() -> set[str]:

@@ -17,7 +17,8 @@ from click.testing import CliRunner
 
 from groundkit.cli import cli
 from groundkit.cli.html._report import render_html_report
-from groundkit.harness import EvalSettings, evaluate, load_items, report_family, write_items
+from groundkit.harness import EvalSettings, evaluate, load_items, write_items
+from groundkit.harness.analysis import report_family
 from groundkit.judgments import EvalReport, GoldQuote, Judgment, dump_report
 from groundkit.stats import compare_items
 
@@ -149,7 +150,7 @@ def test_a_binary_table_near_alpha_gets_one_verdict_everywhere(
     # from a Monte Carlo sign-flip (p 0.043) while compare_items said "inconclusive".
     import numpy as np
 
-    from groundkit.harness._stats import compare_stages
+    from groundkit.harness.analysis._stats import compare_stages
     from groundkit.judgments import StageReport
 
     n = 40

@@ -1,4 +1,5 @@
-"""``groundkit.stats._binomial`` gives scipy.stats.binom's and binomtest's values, bit for bit.
+"""``groundkit.stats.inference._binomial`` gives scipy.stats.binom's and binomtest's values,
+bit for bit.
 
 The binomial functions call the Boost ufuncs scipy.stats.binom calls, with its argument and
 support checks; the exact test follows scipy.stats.binomtest's two-sided rule. Each is
@@ -20,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from groundkit.stats._binomial import (
+from groundkit.stats.inference._binomial import (
     binom_cdf,
     binom_isf,
     binom_pmf,
@@ -28,7 +29,7 @@ from groundkit.stats._binomial import (
     binom_sf,
     binomtest_p_value,
 )
-from groundkit.stats._mcnemar import mcnemar_p_value
+from groundkit.stats.inference._mcnemar import mcnemar_p_value
 
 FAST = settings(max_examples=200, deadline=None)
 

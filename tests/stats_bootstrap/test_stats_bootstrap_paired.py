@@ -10,8 +10,8 @@ import pytest
 from scipy.stats import ks_2samp
 
 from groundkit.stats import BootstrapResult, bootstrap_interval, paired_bootstrap
-from groundkit.stats import _engine as engine
-from groundkit.stats import _resampling as resampling
+from groundkit.stats.kernels import _engine as engine
+from groundkit.stats.kernels import _resampling as resampling
 
 
 def scores(seed: int, n: int, *, binary: bool = False) -> tuple[dict[str, float], dict[str, float]]:

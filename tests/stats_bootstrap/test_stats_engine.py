@@ -25,7 +25,7 @@ from groundkit.stats import (
     paired_difference_interval,
     sign_flip_test,
 )
-from groundkit.stats._tango import tango_interval
+from groundkit.stats.inference._tango import tango_interval
 
 
 def rows(values: np.ndarray | list[float]) -> dict[str, float]:

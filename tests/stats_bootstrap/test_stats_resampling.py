@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from scipy.stats import binom, chi2_contingency, chisquare, multinomial
 
 from groundkit.stats import StatsError
-from groundkit.stats import _resampling as resampling
-from groundkit.stats import _rowsums as rowsums
-from groundkit.stats import _scratch as scratch_buffers
-from groundkit.stats._engine import canonical_arrangement
+from groundkit.stats.kernels import _resampling as resampling
+from groundkit.stats.kernels import _rowsums as rowsums
+from groundkit.stats.kernels import _scratch as scratch_buffers
+from groundkit.stats.kernels._engine import canonical_arrangement
 
 KINDS = ["pairs", "singles", "counts"]
 # A p-value below this at the fixed seed means a wrong distribution, not bad luck.

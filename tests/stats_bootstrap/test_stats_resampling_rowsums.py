@@ -13,9 +13,9 @@ import itertools
 import numpy as np
 import pytest
 
-from groundkit.stats import _resampling as resampling
-from groundkit.stats import _rowsums as rowsums
-from groundkit.stats._engine import canonical_arrangement
+from groundkit.stats.kernels import _resampling as resampling
+from groundkit.stats.kernels import _rowsums as rowsums
+from groundkit.stats.kernels._engine import canonical_arrangement
 
 
 def by_hand(table: np.ndarray, indices: np.ndarray, bounds: np.ndarray) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""The scipy.stats-free functions of ``groundkit.stats._special`` give scipy's values, bit for bit.
+"""The scipy.stats-free functions of ``groundkit.stats.kernels._special`` give scipy's values,
+bit for bit.
 
 Each distribution function is compared with the ``scipy.stats`` method it stands for, and
 :func:`brentq` with ``scipy.optimize.brentq``, over the ranges the verdict engine uses; the
@@ -21,9 +22,9 @@ from hypothesis import strategies as st
 from scipy import optimize
 from scipy import stats as scipy_stats
 
-from groundkit.stats import _power
-from groundkit.stats._signflip_exact import exact_two_sided_tail
-from groundkit.stats._special import (
+from groundkit.stats.inference import _power
+from groundkit.stats.kernels._signflip_exact import exact_two_sided_tail
+from groundkit.stats.kernels._special import (
     BRENTQ_RTOL,
     brentq,
     fair_binomial_pmf,

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as scipy_stats
 
-from groundkit.stats._intervals import clopper_pearson, cochran_holds
-from groundkit.stats._special import beta_ppf, sample_skewness
+from groundkit.stats.inference._intervals import clopper_pearson, cochran_holds
+from groundkit.stats.kernels._special import beta_ppf, sample_skewness
 
 FAST = settings(max_examples=300, deadline=None)
 SCORES = st.lists(

@@ -32,7 +32,7 @@ import pytest
 from tests.integration.hostile.conftest import FAST, Tally, make_dataset, snapshot
 from tests.integration.hostile.test_hostile_beir import DOCS, write_dataset
 
-from groundkit.judgments import recover_folder
+from groundkit.judgments.files import recover_folder
 
 SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGTERM": signal.SIGTERM, "SIGINT": signal.SIGINT}
 EXPECTED_EXIT = {"SIGKILL": {-9}, "SIGTERM": {143, -15}, "SIGINT": {130, -2}}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from tests.integration.hostile.conftest import FAST, Dataset, Tally, check_case, grk
 
-from groundkit.judgments import _paths
+from groundkit.judgments.files import _paths
 
 # flag values that must be refused naming the flag: (extra arguments, what the error names)
 RUN_FLAGS: dict[str, tuple[list[str], list[str]]] = {

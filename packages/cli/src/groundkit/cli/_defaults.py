@@ -1,7 +1,7 @@
 """Defaults shown by ``--help`` and used by the commands, read from the models that own them.
 
 Nothing here is a literal: each value is a field default of a harness or report model (the
-resamples of :class:`~groundkit.judgments.BootstrapSettings`, the depth of
+resamples of :class:`~groundkit.judgments.report.BootstrapSettings`, the depth of
 :class:`~groundkit.harness.EvalSettings`...), so a default changes in one place.
 """
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from groundkit.judgments import BootstrapSettings
+from groundkit.judgments.report import BootstrapSettings
 
 __all__ = [
     "DEFAULT_CHUNKERS",
@@ -64,8 +64,9 @@ if TYPE_CHECKING:
 
 
 def _harness_defaults() -> dict[str, Any]:
-    from groundkit.harness import CommandRetriever, EvalSettings, default_chunker
-    from groundkit.harness import default_headline_metrics as headline
+    from groundkit.harness import CommandRetriever, EvalSettings
+    from groundkit.harness.run import default_chunker
+    from groundkit.harness.run import default_headline_metrics as headline
     from groundkit.judgments import chunker_spec
 
     return {

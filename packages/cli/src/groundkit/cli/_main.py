@@ -79,7 +79,7 @@ class GroundkitGroup(click.Group):
             # The system refused a read or a write the checks could not foresee (a full disk,
             # a file removed meanwhile): one line naming the file.
             _show_traceback(ctx)
-            from groundkit.judgments import shown_path  # a failed command has loaded it
+            from groundkit.judgments.files import shown_path
 
             where = f"{shown_path(exc.filename)}: " if exc.filename else ""
             raise InputError(f"{where}{exc.strerror or exc}") from exc
@@ -201,32 +201,32 @@ def main(argv: Sequence[str] | None = None) -> None:
 # By name: a command's module (and numpy, scipy, the harness behind it) is imported only when
 # that command is asked for, which keeps ``grk --help`` and the light commands fast.
 _COMMANDS: Mapping[click.Group, Mapping[str, str]] = {
-    beir_group: {"adapt": "_beir_cmd:adapt_command"},
+    beir_group: {"adapt": "groundkit.cli.commands._beir:adapt_command"},
     eval_group: {
-        "run": "_eval_run_cmd:run_command",
-        "demo": "_eval_cmd:demo_command",
-        "compare": "_eval_cmd:compare_command",
-        "reproduce": "_eval_reproduce_cmd:reproduce_command",
-        "diagnose": "_diagnose_cmd:diagnose_command",
-        "track-record": "_diagnose_cmd:track_record_command",
-        "report": "_report_cmd:report_command",
-        "trec": "_eval_cmd:trec_command",
-        "export": "_eval_export:export_command",
-        "adjudicate": "_eval_adjudicate_cmd:adjudicate_command",
-        "calibrate": "_eval_calibrate_cmd:calibrate_command",
-        "pool": "_eval_pool_cmd:pool_command",
-        "sample": "_eval_sample_cmd:sample_command",
-        "sheet": "_eval_sample_cmd:sheet_command",
-        "sweep": "_eval_sweep_cmd:sweep_command",
+        "run": "groundkit.cli.commands._eval_run:run_command",
+        "demo": "groundkit.cli.commands._eval:demo_command",
+        "compare": "groundkit.cli.commands._eval:compare_command",
+        "reproduce": "groundkit.cli.commands._eval_reproduce:reproduce_command",
+        "diagnose": "groundkit.cli.commands._diagnose:diagnose_command",
+        "track-record": "groundkit.cli.commands._diagnose:track_record_command",
+        "report": "groundkit.cli.commands._eval_report:report_command",
+        "trec": "groundkit.cli.commands._eval:trec_command",
+        "export": "groundkit.cli.commands._eval_export:export_command",
+        "adjudicate": "groundkit.cli.commands._eval_adjudicate:adjudicate_command",
+        "calibrate": "groundkit.cli.commands._eval_calibrate:calibrate_command",
+        "pool": "groundkit.cli.commands._eval_pool:pool_command",
+        "sample": "groundkit.cli.commands._eval_sample:sample_command",
+        "sheet": "groundkit.cli.commands._eval_sample:sheet_command",
+        "sweep": "groundkit.cli.commands._eval_sweep:sweep_command",
     },
     evalset_group: {
-        "assess": "_evalset_cmd:assess_command",
-        "filter": "_evalset_cmd:filter_command",
-        "classify": "_evalset_cmd:classify_command",
-        "review": "_evalset_review_cmd:review_command",
-        "generate": "_evalset_cmd:generate_command",
+        "assess": "groundkit.cli.commands._evalset:assess_command",
+        "filter": "groundkit.cli.commands._evalset:filter_command",
+        "classify": "groundkit.cli.commands._evalset:classify_command",
+        "review": "groundkit.cli.commands._evalset_review:review_command",
+        "generate": "groundkit.cli.commands._evalset:generate_command",
     },
 }
 for _group, _names in _COMMANDS.items():
     assert isinstance(_group, GroundkitGroup)
-    _group.lazy_commands.update({n: f"groundkit.cli.{t}" for n, t in _names.items()})
+    _group.lazy_commands.update(_names)

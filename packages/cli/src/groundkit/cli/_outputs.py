@@ -2,7 +2,7 @@
 
 A command lists what it writes (flag, path, kind) and what it reads, calls :func:`guard` before
 any work, and writes its outputs inside :func:`output_set`, which commits them together
-(core's :class:`~groundkit.judgments.OutputSet`: the old set or the new set, never a mix).
+(core's :class:`~groundkit.judgments.files.OutputSet`: the old set or the new set, never a mix).
 Existing files that are not the command's own kind of output are replaced only with
 ``--force``.
 """
@@ -17,9 +17,9 @@ from typing import Any
 import click
 
 from groundkit.cli._errors import InputError
-from groundkit.judgments import (
+from groundkit.judgments import JudgmentError
+from groundkit.judgments.files import (
     InputPath,
-    JudgmentError,
     OutputPath,
     OutputSet,
     guard_outputs,

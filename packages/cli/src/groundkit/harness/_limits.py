@@ -1,6 +1,7 @@
 """Settings the light commands need without the config models (``grk eval compare`` on items).
 
-Defined here once and re-exported by :mod:`groundkit.harness._config`, which validates with them.
+Defined here once and re-exported by :mod:`groundkit.harness.run._config`, which validates
+with them.
 """
 
 from __future__ import annotations

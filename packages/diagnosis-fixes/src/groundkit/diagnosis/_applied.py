@@ -10,7 +10,7 @@ from groundkit.diagnosis._models import FIXES, FixName
 from groundkit.diagnosis._record_models import (
     PredictedFix,
 )
-from groundkit.judgments import CHUNK_SIZE_KNOBS, Knob, flatten_stage_config
+from groundkit.judgments.report import CHUNK_SIZE_KNOBS, Knob, flatten_stage_config
 
 __all__ = ["infer_applied_fix"]
 
@@ -99,7 +99,7 @@ def infer_applied_fix(
     A's stage and ``partner``; any hybrid fusing A's stage when no partner is known), dense
     (BM25 to dense, same chunker).
     Other fixes turn knobs outside a stage config and must be named. The keys are
-    :class:`~groundkit.judgments.Knob` values (see :data:`FIX_CONFIG_KEYS`).
+    :class:`~groundkit.judgments.report.Knob` values (see :data:`FIX_CONFIG_KEYS`).
 
     Args:
         config_a: A's stage configuration (nested mappings; a top-level ``name`` is ignored).

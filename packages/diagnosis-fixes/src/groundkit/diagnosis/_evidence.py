@@ -36,10 +36,10 @@ from groundkit.judgments import (
     DocumentChunker,
     EvalReport,
     ParagraphsChunker,
-    ReportHit,
     SentencesChunker,
     TokensChunker,
 )
+from groundkit.judgments.report import ReportHit
 
 
 def _rate(label: str, cases: Iterable[QuoteCase], k: int) -> Rate:

@@ -10,7 +10,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from groundkit.judgments import Knob
+from groundkit.judgments.report import Knob
 
 __all__ = [
     "BUCKETS",

@@ -1,6 +1,6 @@
 """Per-quote facts of a stage: where each gold quote was first touched and what it weighs.
 
-A hit *touches* a quote by exactly the rule of the metrics (``groundkit.judgments.overlaps``
+A hit *touches* a quote by exactly the rule of the metrics (``groundkit.judgments.metrics.overlaps``
 with the report's ``min_overlap_fraction``); at document level, by coming from the quote's
 document. A quote is *found* at k when its first touching hit ranks ``<= k``. A quote of a
 query with ``G`` quotes, in a set of ``N`` answerable queries, weighs ``1 / (G * N)`` of the
@@ -20,17 +20,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from groundkit.judgments import (
-    EvalReport,
-    EvidenceTrace,
-    GoldEvidence,
-    GoldItem,
-    QueryInfo,
-    QueryResult,
-    ReportHit,
-    StageReport,
-    overlaps,
-)
+from groundkit.judgments import EvalReport, QueryResult, StageReport
+from groundkit.judgments.metrics import GoldItem, overlaps
+from groundkit.judgments.report import EvidenceTrace, GoldEvidence, QueryInfo, ReportHit
 
 __all__ = [
     "DOCUMENT_SPAN_END",

@@ -43,12 +43,9 @@ from groundkit.diagnosis._record_models import (
     TrackRecord,
     _Model,
 )
-from groundkit.judgments import (
-    JudgmentError,
-    append_line,
-    flatten_stage_config,
-    read_regular_bytes,
-)
+from groundkit.judgments import JudgmentError
+from groundkit.judgments.files import append_line, read_regular_bytes
+from groundkit.judgments.report import flatten_stage_config
 from groundkit.stats import ItemComparison, compare_items
 
 __all__ = [

@@ -1,8 +1,8 @@
 """Exact replays: fixes whose effect can be computed from the rankings a report holds.
 
 Every replay re-scores recall with the core metric functions
-(:func:`groundkit.judgments.score_table`) on the same gold and overlap rule as the report, so
-its figure is what a re-run would measure on those rankings, not an estimate.
+(:func:`groundkit.judgments.metrics.score_table`) on the same gold and overlap rule as the report,
+so its figure is what a re-run would measure on those rankings, not an estimate.
 
 * raise-k: recall at the raised cutoff minus recall@k, on the recorded ranks.
 * hybrid-fusion: core's reciprocal-rank fusion (``1 / (k + rank)`` summed over the two lists,
@@ -19,7 +19,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from groundkit.judgments import RRF_K, GoldItem, ReportHit, fuse_ranks, score_table
+from groundkit.judgments import RRF_K, fuse_ranks
+from groundkit.judgments.metrics import GoldItem, score_table
+from groundkit.judgments.report import ReportHit
 
 __all__ = ["RRF_K", "deduplicate", "mean_metric", "reciprocal_rank_fusion"]
 

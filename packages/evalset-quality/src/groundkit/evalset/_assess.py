@@ -12,8 +12,6 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from groundkit.evalset._classify import UNLABELLED, type_distribution
-from groundkit.evalset._closed_book import Answerer, closed_book_check
 from groundkit.evalset._errors import EvalSetError
 from groundkit.evalset._floors import questions_needed, round_up
 from groundkit.evalset._notes import CAUTION, INFO, Note
@@ -24,6 +22,8 @@ from groundkit.evalset._scores import (
     normalise_scores,
     stage_scores,
 )
+from groundkit.evalset.filters._classify import UNLABELLED, type_distribution
+from groundkit.evalset.filters._closed_book import Answerer, closed_book_check
 from groundkit.judgments import Corpus, EvalReport, Judgment, resolve_judgments
 from groundkit.stats import minimum_detectable_difference, paired_minimum_detectable_difference
 

@@ -16,7 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from groundkit.evalset._errors import EvalSetError
-from groundkit.judgments import Judgment, format_validation_error, resolve_quote
+from groundkit.judgments import Judgment
+from groundkit.judgments.gold import format_validation_error, resolve_quote
 
 __all__ = ["DraftResult", "DroppedDraft", "draft_questions", "split_passages"]
 

@@ -9,55 +9,55 @@ and "too few queries" where no outcome could be significant. Every bad input rai
 """
 
 from groundkit.stats.__about__ import __version__
-from groundkit.stats._agreement import cohen_kappa
-from groundkit.stats._allpairs import AllPairsResult, PairResult, compare_all_pairs
-from groundkit.stats._bootstrap import (
+from groundkit.stats._errors import StatsError
+from groundkit.stats.inference._agreement import cohen_kappa
+from groundkit.stats.inference._bootstrap import (
     PERCENTILE_MIN_QUERIES,
     BootstrapResult,
     IntervalEstimate,
     bootstrap_interval,
     paired_bootstrap,
 )
-from groundkit.stats._compare import compare_items
-from groundkit.stats._comparison import GateTest, ItemComparison, Role, Verdict
-from groundkit.stats._engine import ResampleMethod
-from groundkit.stats._errors import StatsError
-from groundkit.stats._family import (
-    FamilySettings,
-    PairedScores,
-    compare_family,
-    flip_share_floor,
-    minimum_queries,
-)
-from groundkit.stats._intervals import (
+from groundkit.stats.inference._intervals import (
     DifferenceInterval,
     IntervalMethod,
     MeanInterval,
     mean_interval,
     paired_difference_interval,
 )
-from groundkit.stats._mcnemar import McNemarResult, mcnemar
-from groundkit.stats._multiplicity import Adjustment, bh_adjust, holm_adjust
-from groundkit.stats._permutation import SignFlipResult, sign_flip_test
-from groundkit.stats._power import (
+from groundkit.stats.inference._mcnemar import McNemarResult, mcnemar
+from groundkit.stats.inference._permutation import SignFlipResult, sign_flip_test
+from groundkit.stats.inference._power import (
     detection_limit,
     mcnemar_power,
     minimum_detectable_difference,
     paired_minimum_detectable_difference,
     t_power,
 )
-from groundkit.stats._proportions import (
+from groundkit.stats.inference._proportions import (
     ProportionInterval,
     Stratum,
     exact_binomial_interval,
     stratified_wilson_interval,
     wilson_interval,
 )
-from groundkit.stats._ratio import (
+from groundkit.stats.inference._ratio import (
     RatioStratum,
     stratified_domain_interval,
     stratified_ratio_interval,
 )
+from groundkit.stats.kernels._engine import ResampleMethod
+from groundkit.stats.verdicts._allpairs import AllPairsResult, PairResult, compare_all_pairs
+from groundkit.stats.verdicts._compare import compare_items
+from groundkit.stats.verdicts._comparison import GateTest, ItemComparison, Role, Verdict
+from groundkit.stats.verdicts._family import (
+    FamilySettings,
+    PairedScores,
+    compare_family,
+    flip_share_floor,
+    minimum_queries,
+)
+from groundkit.stats.verdicts._multiplicity import Adjustment, bh_adjust, holm_adjust
 
 __all__ = [
     "PERCENTILE_MIN_QUERIES",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from groundkit.stats._bootstrap import paired_bootstrap
-from groundkit.stats._compare import compare_items
-from groundkit.stats._power import minimum_detectable_difference
+from groundkit.stats.inference._bootstrap import paired_bootstrap
+from groundkit.stats.inference._power import minimum_detectable_difference
+from groundkit.stats.verdicts._compare import compare_items
 
 __all__ = ["main", "simulate"]
 

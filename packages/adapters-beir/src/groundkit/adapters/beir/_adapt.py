@@ -54,15 +54,9 @@ from groundkit.adapters.beir._scan import (
     scan_corpus,
     scan_queries,
 )
-from groundkit.judgments import (
-    GoldQuote,
-    IdMap,
-    Judgment,
-    JudgmentError,
-    format_validation_error,
-    judgments_text,
-    load_judgments,
-)
+from groundkit.judgments import GoldQuote, Judgment, JudgmentError, load_judgments
+from groundkit.judgments.gold import format_validation_error, judgments_text
+from groundkit.judgments.trec import IdMap
 
 __all__ = ["adapt_beir_dataset"]
 
@@ -219,8 +213,8 @@ def adapt_beir_dataset(
     files may be ``.jsonl.gz`` — and writes ``output_dir/corpus/<doc id>.txt`` (title,
     ``"\n\n"``, body), ``judgments.jsonl`` (one judgment per query with a positive row; each
     gold quote a whole document with the qrels score as grade), ``id_map.json`` (core's
-    :class:`~groundkit.judgments.IdMap`: the ``.txt`` suffix and the renamed ids, which lets the
-    harness read TREC runs written on BEIR's own ids) and the manifest
+    :class:`~groundkit.judgments.trec.IdMap`: the ``.txt`` suffix and the renamed ids, which lets
+    the harness read TREC runs written on BEIR's own ids) and the manifest
     ``.groundkit-beir.json``.
 
     Everything is checked before anything is written, and every problem of the dataset is

@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Literal
 
 from groundkit.adapters.beir._errors import BeirError
-from groundkit.judgments import (
+from groundkit.judgments import JudgmentError
+from groundkit.judgments.files import (
     MAX_COMPONENT_BYTES,
-    JudgmentError,
     find_case_collisions,
-    validate_doc_id,
     validate_path_component,
-    validate_query_id,
 )
+from groundkit.judgments.gold import validate_doc_id, validate_query_id
 
 __all__ = [
     "DOCUMENT_SUFFIX",

@@ -17,7 +17,8 @@ from typing import Any, BinaryIO
 
 from groundkit.adapters.beir._errors import BeirError
 from groundkit.adapters.beir._problems import ProblemLog
-from groundkit.judgments import JudgmentError, parse_jsonl_line
+from groundkit.judgments import JudgmentError
+from groundkit.judgments.gold import parse_jsonl_line
 
 __all__ = ["file_digest", "find_jsonl", "iter_json_objects"]
 

@@ -4,8 +4,8 @@ Layout: ``corpus/<document id>.txt``, ``judgments.jsonl``, ``id_map.json`` (core
 and ``.groundkit-beir.json``, a small manifest that marks the folder as an adaptation (so a
 later adaptation may replace it, and a user's own files are never taken for one).
 
-Writing goes through core's :class:`~groundkit.judgments.OutputSet`. When the output folder does
-not exist yet, everything is written into one temporary sibling folder, flushed to disk once,
+Writing goes through core's :class:`~groundkit.judgments.files.OutputSet`. When the output folder
+does not exist yet, everything is written into one temporary sibling folder, flushed to disk once,
 and renamed into place once. When it exists, ``corpus/``, ``judgments.jsonl``, ``id_map.json``
 and the manifest are written as temporaries inside it and renamed together (journaled, so a
 kill during the renames is completed by the next run). Either way a failure or a signal leaves
@@ -25,17 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from groundkit.adapters.beir._errors import BeirError
-from groundkit.judgments import (
-    ID_MAP_FILE_NAME,
+from groundkit.judgments import JudgmentError
+from groundkit.judgments.files import (
     MAX_NAME_BYTES,
     InputPath,
-    JudgmentError,
     OutputPath,
     OutputSet,
     ensure_within,
     guard_outputs,
     is_judgments_file,
 )
+from groundkit.judgments.trec import ID_MAP_FILE_NAME
 
 __all__ = [
     "CORPUS_DIR_NAME",

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from groundkit.adapters.beir._errors import BeirError
 from groundkit.adapters.beir._problems import ProblemLog
-from groundkit.judgments import JudgmentError, validate_path_component
+from groundkit.judgments import JudgmentError
+from groundkit.judgments.files import validate_path_component
 
 __all__ = ["QrelsFile", "QrelsRow", "find_qrels", "read_qrels", "validate_split"]
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from groundkit.cli._console import ablation_title
+from groundkit.cli.console._report import ablation_title
 from groundkit.cli.html._plots import StageStyle
 from groundkit.cli.html._template import esc, number_cell, stage_label, verdict_badge
-from groundkit.judgments import AblationRow, EvalReport
+from groundkit.judgments import EvalReport
+from groundkit.judgments.report import AblationRow
 
 __all__ = ["ablation_section"]
 

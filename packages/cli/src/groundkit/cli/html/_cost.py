@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from groundkit.cli._cost_view import COST_COLUMNS, cost_basis_sentence, format_figure
+from groundkit.cli.console._cost_view import COST_COLUMNS, cost_basis_sentence, format_figure
 from groundkit.cli.html._plots import StageStyle
 from groundkit.cli.html._template import esc, stage_label
 from groundkit.judgments import EvalReport

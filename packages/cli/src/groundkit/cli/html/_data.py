@@ -4,12 +4,13 @@ Everything is derived from the report's recorded hits, gold spans and per-query 
 core's scoring functions, so the page never disagrees with the JSON it was made from:
 
 * recall curves over rank cutoffs ``k`` and over character budgets, from the recorded hits and
-  gold spans (``groundkit.judgments.score_table``, credit-once and overlap semantics of core),
+  gold spans (``groundkit.judgments.metrics.score_table``, credit-once and overlap semantics of
+  core),
   with each point's interval from ``groundkit.stats.mean_interval`` (no statistics here);
 * per-category and per-question-type means of the headline metrics;
 * the worst queries of each stage with their first relevant hit.
 
-The detection limits come from the harness (``groundkit.harness.detection_limits``), which
+The detection limits come from the harness (``groundkit.harness.analysis.detection_limits``), which
 reads them from the report's comparisons.
 """
 
@@ -23,18 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from groundkit.judgments import (
-    EvalReport,
-    GoldEvidence,
-    GoldItem,
-    GoldTable,
-    HitTable,
-    QueryInfo,
-    ReportHit,
-    StageReport,
-    overlaps,
-    score_table,
-)
+from groundkit.judgments import EvalReport, StageReport
+from groundkit.judgments.metrics import GoldItem, GoldTable, HitTable, overlaps, score_table
+from groundkit.judgments.report import GoldEvidence, QueryInfo, ReportHit
 from groundkit.stats import mean_interval
 
 __all__ = [
@@ -220,7 +212,7 @@ def recall_curves(
 ) -> CurveSet:
     """Recall by rank cutoff and by characters read, per stage, with bootstrap bands.
 
-    Scores come from core's :func:`~groundkit.judgments.score_table` on the recorded hits
+    Scores come from core's :func:`~groundkit.judgments.metrics.score_table` on the recorded hits
     and gold spans (with the report's ``min_overlap_fraction``); queries a stage has no
     result for count as zero. Each point's band is the interval
     :func:`groundkit.stats.mean_interval` chooses for its scores.

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 
 from groundkit.cli.html._plots import StageStyle
 from groundkit.cli.html._template import esc, stage_label
-from groundkit.judgments import EvalReport, NoteCode
+from groundkit.judgments import EvalReport
+from groundkit.judgments.report import NoteCode
 
 __all__ = ["judged_section"]
 

@@ -30,7 +30,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from groundkit.cli.html._data import Curve
-from groundkit.judgments import StageComparison
+from groundkit.judgments.report import StageComparison
 
 __all__ = [
     "VERDICT_STYLES",

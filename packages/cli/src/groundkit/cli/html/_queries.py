@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from groundkit.cli.html._data import WorstQuery, first_relevant_hit, scored_stages, worst_queries
 from groundkit.cli.html._plots import StageStyle
 from groundkit.cli.html._template import esc, fmt_count, fmt_value, number_cell, stage_label
-from groundkit.judgments import Corpus, EvalReport, GoldEvidence, JudgmentError, ReportHit
+from groundkit.judgments import Corpus, EvalReport, JudgmentError
+from groundkit.judgments.report import GoldEvidence, ReportHit
 
 if TYPE_CHECKING:
     from groundkit.diagnosis import Diagnosis, Fix

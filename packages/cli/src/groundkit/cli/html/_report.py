@@ -26,8 +26,9 @@ from groundkit.cli.html._sections import (
     summary_section,
 )
 from groundkit.cli.html._template import esc, page
-from groundkit.harness import detection_limits
-from groundkit.judgments import Corpus, EvalReport, JudgmentError, atomic_write_text
+from groundkit.harness.analysis import detection_limits
+from groundkit.judgments import Corpus, EvalReport, JudgmentError
+from groundkit.judgments.files import atomic_write_text
 
 __all__ = ["render_html_report", "write_html_report"]
 

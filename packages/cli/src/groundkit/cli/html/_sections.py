@@ -25,8 +25,9 @@ from groundkit.cli.html._template import (
     stage_label,
     verdict_badge,
 )
-from groundkit.harness import DetectionLimits
-from groundkit.judgments import EvalReport, StageComparison, StageReport
+from groundkit.harness.analysis import DetectionLimits
+from groundkit.judgments import EvalReport, StageReport
+from groundkit.judgments.report import StageComparison
 
 __all__ = [
     "breakdown_section",

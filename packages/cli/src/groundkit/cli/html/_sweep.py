@@ -12,8 +12,9 @@ import matplotlib as mpl
 from groundkit.cli.__about__ import __version__
 from groundkit.cli.html._plots import _RC, VERDICT_STYLES, _figure, _inline_svg
 from groundkit.cli.html._template import esc, fmt_count, number_cell, page, verdict_badge
-from groundkit.harness import SweepPoint, SweepSummary, pareto_front
-from groundkit.judgments import StageComparison
+from groundkit.harness import SweepSummary
+from groundkit.harness.sweep import SweepPoint, pareto_front
+from groundkit.judgments.report import StageComparison
 
 __all__ = ["render_sweep_html", "sweep_scatter_svg"]
 

@@ -1,0 +1,1 @@
+"""The click commands of ``grk``, one module per command or command group."""

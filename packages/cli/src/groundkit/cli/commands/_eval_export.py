@@ -1,0 +1,177 @@
+"""`grk eval export`: a stage's run and its qrels as files trec_eval, ranx and ir_measures read.
+
+Formats: ``trec`` and ``ir-measures`` write the same two plain-text files (a 6-column run and
+a 4-column qrels, through core's TREC writers), which ``trec_eval``,
+``ir_measures.read_trec_run``/``read_trec_qrels`` and ``ranx.Run.from_file`` read; ``ranx``
+writes the JSON dictionaries ``ranx.Run.from_file``/``ranx.Qrels.from_file`` read
+(``{query_id: {id: score}}``). The two files are written as a set: both go to temporary
+siblings first and replace their targets only when both are complete.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal, cast
+
+import click
+
+from groundkit.cli._outputs import force_option, guard, output_set
+from groundkit.cli.compare._report import load_checked_report
+from groundkit.cli.run._describe import describe_option
+from groundkit.judgments import EvalReport, export_stage
+from groundkit.judgments.trec import ExportLevel, StageExport, qrels_text, trec_run_text
+
+__all__ = ["FORMATS", "export_command", "export_texts"]
+
+ExportFormat = Literal["trec", "ranx", "ir-measures"]
+FORMATS: tuple[ExportFormat, ...] = ("trec", "ranx", "ir-measures")
+_SUFFIX = {"trec": ".trec", "ir-measures": ".trec", "ranx": ".json"}
+_READERS = {
+    "trec": "trec_eval QRELS RUN; ranx.Run.from_file / Qrels.from_file",
+    "ir-measures": "ir_measures.read_trec_qrels(QRELS), ir_measures.read_trec_run(RUN)",
+    "ranx": "ranx.Qrels.from_file(QRELS), ranx.Run.from_file(RUN)",
+}
+
+
+def export_texts(
+    export: StageExport, file_format: ExportFormat, *, run_path: Path, qrels_path: Path
+) -> tuple[str, str]:
+    """The run and qrels files' texts in a format.
+
+    Raises:
+        JudgmentError: An id that cannot be a TREC field (whitespace, a leading ``#``).
+    """
+    if file_format == "ranx":
+        run = {query: dict(docs) for query, docs in sorted(export.run.items())}
+        qrels = {query: dict(docs) for query, docs in sorted(export.qrels.items())}
+        return (
+            json.dumps(run, ensure_ascii=False) + "\n",
+            json.dumps(qrels, ensure_ascii=False) + "\n",
+        )
+    return (
+        trec_run_text(export.run, run_id=export.stage, path=run_path),
+        qrels_text(export.qrels, path=qrels_path),
+    )
+
+
+def _default_path(report_path: Path, stage: str, what: str, file_format: ExportFormat) -> Path:
+    stem = report_path.name.removesuffix(".json")
+    return report_path.with_name(f"{stem}.{stage}.{what}{_SUFFIX[file_format]}")
+
+
+def _check_targets(
+    report_path: Path, report: EvalReport, run: Path, qrels: Path, *, force: bool
+) -> None:
+    inputs: list[tuple[str, Path | None]] = [("REPORT", report_path)]
+    for what, recorded in (
+        ("the report's judgments", report.run.judgments_source),
+        ("the report's corpus", report.run.corpus_source),
+    ):
+        if recorded is not None:
+            inputs.append((what, Path(recorded)))
+    guard([("--run", run, "run file"), ("--qrels", qrels, "qrels file")], inputs, force=force)
+
+
+def _summary(export: StageExport, report_path: Path, run: Path, qrels: Path, fmt: str) -> str:
+    ids = sum(len(docs) for docs in export.run.values())
+    kind = "documents" if export.level == "document" else "chunks"
+    lines = [
+        f"exported stage {export.stage!r} of {report_path} at {export.level} level: "
+        f"{len(export.run):,} of {export.query_count:,} queries, {ids:,} {kind}",
+        f"  run:   {run}",
+        f"  qrels: {qrels}",
+        f"  read with: {_READERS[fmt]}",
+    ]
+    if export.missing and export.level == "document":
+        lines.append(
+            f"note: {len(export.missing):,} queries have no hits and are not in the run; the "
+            "report scores them 0, as trec_eval -c and ranx.evaluate(make_comparable=True) do"
+        )
+    elif export.missing:
+        lines.append(
+            f"note: {len(export.missing):,} queries have no hits and are in neither file; the "
+            f"report's means count them as 0 over all {export.query_count:,} queries"
+        )
+    if export.adjusted:
+        lines.append(
+            f"note: {export.adjusted:,} scores that tie (or do not decrease) in single "
+            "precision were lowered to the next 32-bit float, so every tool keeps the "
+            "report's order"
+        )
+    if export.repeated:
+        lines.append(f"note: {export.repeated:,} repeated hits were left out (one id per query)")
+    if export.level == "chunk":
+        lines.append(
+            "note: chunk ids are doc#start-end; P_k, success_k and recip_rank equal the "
+            "report's precision@k, hit@k and mrr; recall, nDCG, MAP and R-precision do not "
+            "(the report credits each gold quote once)"
+        )
+    return "\n".join(lines)
+
+
+@click.command("export")
+@describe_option("report")
+@click.argument("report_path", metavar="REPORT.json", type=click.Path(path_type=Path))
+@click.option("--stage", required=True, help="The stage to export.")
+@click.option(
+    "--format",
+    "file_format",
+    type=click.Choice(FORMATS),
+    default="trec",
+    show_default=True,
+    help="trec and ir-measures: TREC run and qrels files; ranx: ranx's JSON files.",
+)
+@click.option(
+    "--level",
+    type=click.Choice(["chunk", "document"]),
+    default=None,
+    help="Ids of chunks (doc#start-end) or of documents [default: the report's level; a "
+    "chunk-level report can be exported at document level].",
+)
+@click.option(
+    "--run",
+    "run_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the run [default: REPORT.STAGE.run.trec (.json for ranx)].",
+)
+@click.option(
+    "--qrels",
+    "qrels_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write the qrels [default: REPORT.STAGE.qrels.trec (.json for ranx)].",
+)
+@force_option
+def export_command(
+    report_path: Path,
+    stage: str,
+    file_format: str,
+    level: str | None,
+    run_path: Path | None,
+    qrels_path: Path | None,
+    force: bool,
+) -> None:
+    """Write a stage's run and its qrels for trec_eval, ranx or ir_measures.
+
+    \b
+    grk eval export report.json --stage bm25
+    grk eval export report.json --stage dense --format ranx --run dense.json --qrels qrels.json
+
+    At document level, trec_eval, ranx and ir_measures compute the report's own per-query
+    values (ndcg_cut_10 = ndcg@10, recall_100 = recall@100, recip_rank = mrr...). At chunk
+    level the ids are doc#start-end and a chunk is relevant exactly when the report counts it
+    as touching a gold quote.
+    """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
+    chosen = cast(ExportFormat, file_format)
+    report = load_checked_report(report_path)
+    export = export_stage(report, stage, level=cast(ExportLevel | None, level))
+    run = run_path or _default_path(report_path, stage, "run", chosen)
+    qrels = qrels_path or _default_path(report_path, stage, "qrels", chosen)
+    _check_targets(report_path, report, run, qrels, force=force)
+    run_text, qrels_text_ = export_texts(export, chosen, run_path=run, qrels_path=qrels)
+    with output_set([run, qrels]) as outputs:  # both files, or neither
+        outputs.write_text(run, run_text)
+        outputs.write_text(qrels, qrels_text_)
+    click.echo(_summary(export, report_path, run, qrels, chosen))

@@ -1,0 +1,1 @@
+"""``grk eval compare``: items files, report stages, cost guardrails and the track record."""

@@ -1,0 +1,1 @@
+"""Console rendering: reports, costs and calibration in rich tables."""

@@ -1,0 +1,1 @@
+"""``grk evalset`` beyond its click commands: rendering, the interactive review, gold candidates."""

@@ -1,0 +1,1 @@
+"""The judges the CLI builds from ``--judge``, and the client of OpenAI-compatible endpoints."""

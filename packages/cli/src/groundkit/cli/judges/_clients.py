@@ -1,0 +1,244 @@
+"""The judge clients the CLI builds from ``--judge``: an endpoint, recorded answers, a function.
+
+``--judge http`` asks an OpenAI-compatible endpoint (``--model``, ``--base-url``) through
+:class:`~groundkit.cli.judges._http.ChatClient`: retries with backoff on 429/5xx and timeouts
+there, concurrency bounded by the judge. A timeout, an HTTP error or a reply that is not a chat
+completion fails that call only (it is listed); an endpoint nothing answers at stops the run
+with exit 2, since no judgment could be made. ``--judge recorded:FILE`` replays recorded
+answers; ``--judge python:MODULE:FUNCTION`` calls ``FUNCTION(query, passage)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from groundkit.cli._errors import InputError
+from groundkit.cli.judges._http import (
+    ChatClient,
+    EndpointUnreachableError,
+    ModelEndpointError,
+    client_from_options,
+)
+from groundkit.evalset import (
+    EvalSetError,
+    JudgeClient,
+    RecordedJudge,
+    RelevanceJudge,
+    callable_judge,
+)
+from groundkit.evalset.judge import JudgeCallError, JudgeReply, JudgeRequest, JudgeUsage
+
+__all__ = [
+    "JudgeChoice",
+    "JudgeSettings",
+    "build_judge",
+    "build_judge_client",
+    "choose_client",
+    "http_judge",
+    "judge_options",
+    "usage_line",
+]
+
+JudgeChoice = tuple[JudgeClient, str, ChatClient | None]
+"""The client, the name it is cached under, and the HTTP client when there is one."""
+
+
+def http_judge(chat: ChatClient) -> JudgeClient:
+    """A judge client over ``chat`` (failed calls become :class:`JudgeCallError`)."""
+
+    def client(request: JudgeRequest) -> JudgeReply:
+        try:
+            text, tokens = chat.complete(request.prompt)
+        except EndpointUnreachableError as error:
+            raise InputError(str(error)) from None
+        except ModelEndpointError as error:
+            raise JudgeCallError(str(error)) from None
+        return JudgeReply(text, tokens)
+
+    return client
+
+
+def build_judge_client(
+    spec: str,
+    *,
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str | None,
+    timeout: float,
+    retries: int,
+) -> JudgeChoice:
+    """The client named by ``--judge``.
+
+    Raises:
+        InputError: An unknown spec, a missing option, an unreadable recorded file or a
+            function that cannot be imported.
+    """
+    if spec == "http":
+        chat = client_from_options(model, base_url, api_key_env, timeout=timeout, required=True)
+        assert chat is not None  # required=True raises instead
+        chat.retries = retries
+        return http_judge(chat), f"http:{chat.model}", chat
+    if model is not None or base_url is not None:
+        raise InputError("--model and --base-url go with --judge http only")
+    if spec.startswith("recorded:"):
+        path = Path(spec.removeprefix("recorded:"))
+        try:
+            recorded = RecordedJudge.from_file(path)
+        except EvalSetError as error:
+            raise InputError(str(error)) from None
+        return recorded, f"recorded:{path.name}", None
+    if spec.startswith("python:"):
+        target = spec.removeprefix("python:")
+        return callable_judge(_import(target)), f"python:{target}", None
+    raise InputError(f"--judge {spec!r}: give http, recorded:FILE or python:MODULE:FUNCTION")
+
+
+def _import(target: str) -> Callable[[str, str], object]:
+    module_name, _, name = target.partition(":")
+    if not module_name or not name:
+        raise InputError(f"--judge python:{target}: give python:MODULE:FUNCTION")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise InputError(f"--judge python:{target}: cannot import {module_name}: {error}") from None
+    function = getattr(module, name, None)
+    if not callable(function):
+        raise InputError(f"--judge python:{target}: {module_name} has no function {name!r}")
+    return function  # type: ignore[no-any-return]
+
+
+def judge_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every judging command shares: the judge, its endpoint, repeats, cache."""
+    options = [
+        click.option(
+            "--judge",
+            "judge_spec",
+            required=True,
+            help="http (with --model/--base-url), recorded:FILE or python:MODULE:FUNCTION.",
+        ),
+        click.option("--model", default=None, help="Model name (--judge http)."),
+        click.option(
+            "--base-url", default=None, help="OpenAI-compatible endpoint root (--judge http)."
+        ),
+        click.option("--api-key-env", default=None, help="Environment variable holding the key."),
+        click.option(
+            "--timeout",
+            default=60.0,
+            show_default=True,
+            type=click.FloatRange(min=0.001),
+            help="Seconds per call.",
+        ),
+        click.option(
+            "--retries",
+            default=2,
+            show_default=True,
+            type=click.IntRange(min=0),
+            help="Retries after a timeout or HTTP 429/5xx.",
+        ),
+        click.option(
+            "--repeats",
+            default=3,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Calls per hit; the majority decides.",
+        ),
+        click.option(
+            "--concurrency",
+            default=4,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Calls in flight at once.",
+        ),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """The shared judge options of a command, as given."""
+
+    spec: str
+    model: str | None
+    base_url: str | None
+    api_key_env: str | None
+    timeout: float
+    retries: int
+    repeats: int
+    concurrency: int
+
+    @classmethod
+    def pop(cls, options: dict[str, Any]) -> JudgeSettings:
+        """Take the judge options out of a command's keyword arguments."""
+        return cls(
+            spec=options.pop("judge_spec"),
+            model=options.pop("model"),
+            base_url=options.pop("base_url"),
+            api_key_env=options.pop("api_key_env"),
+            timeout=options.pop("timeout"),
+            retries=options.pop("retries"),
+            repeats=options.pop("repeats"),
+            concurrency=options.pop("concurrency"),
+        )
+
+    def judge(self, cache: Path) -> RelevanceJudge:
+        """The judge these settings name, cached in ``cache`` (see :func:`build_judge`)."""
+        return build_judge(self, cache)[0]
+
+
+def choose_client(settings: JudgeSettings) -> JudgeChoice:
+    """The client of the options (no call is made).
+
+    Raises:
+        InputError: See :func:`build_judge_client`.
+    """
+    return build_judge_client(
+        settings.spec,
+        model=settings.model,
+        base_url=settings.base_url,
+        api_key_env=settings.api_key_env,
+        timeout=settings.timeout,
+        retries=settings.retries,
+    )
+
+
+def build_judge(
+    settings: JudgeSettings, cache: Path, choice: JudgeChoice | None = None
+) -> tuple[RelevanceJudge, str, str]:
+    """The judge of the options, its name (cache and card key) and its model name.
+
+    Args:
+        settings: The options.
+        cache: The judge's cache file.
+        choice: The client already chosen by :func:`choose_client` (default: choose it).
+
+    Raises:
+        InputError: See :func:`build_judge_client`; a cache that is not a judge cache.
+    """
+    client, name, chat = choose_client(settings) if choice is None else choice
+    try:
+        judge = RelevanceJudge(
+            client,
+            model=name,
+            cache=cache,
+            repeats=settings.repeats,
+            concurrency=settings.concurrency,
+        )
+    except EvalSetError as error:
+        raise InputError(str(error)) from None
+    return judge, name, chat.model if chat is not None else name
+
+
+def usage_line(usage: JudgeUsage) -> str:
+    """Calls, tokens and seconds of a judging run, as every judging command prints them."""
+    return (
+        f"calls {usage.calls} (cached {usage.cached}, failed {usage.failed}), tokens "
+        f"{usage.tokens}, seconds {usage.seconds:.2f}"
+    )

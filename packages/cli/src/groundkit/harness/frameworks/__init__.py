@@ -1,0 +1,1 @@
+"""Framework kinds: LangChain, LlamaIndex and Haystack objects as stages (extras)."""

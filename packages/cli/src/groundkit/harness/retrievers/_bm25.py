@@ -1,0 +1,386 @@
+"""BM25 over chunks with bm25s and the PyStemmer Snowball stemmer.
+
+The chunk texts are analysed in batches into one flat array of token ids (four bytes a token)
+rather than a Python list per chunk (eight bytes a token plus a list per chunk): the analysis
+exactly as ``bm25s.tokenize`` does it (lower case, its word pattern, stopwords removed before
+stemming, each distinct word stemmed once). :class:`ColumnsBM25` builds bm25s's index from
+that array with array operations and bm25s's own scoring functions (bit-equal to its per-text
+loop, several times faster); :class:`TokenColumns` also gives the array as a list per chunk,
+made on demand, to bm25s's own code. A large index is then saved and memory-mapped
+(``BM25.load_scores(mmap=True)``) so that its pages are the operating system's to evict while
+the run goes on.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
+
+import bm25s
+import bm25s.scoring
+import bm25s.stopwords
+import numpy as np
+import numpy.typing as npt
+import Stemmer
+
+from groundkit.harness.retrievers._builtin import Bm25Retriever
+from groundkit.harness.run._ranking import top_k
+
+__all__ = ["Bm25Index", "ColumnsBM25", "LexicalAnalyzer", "TokenColumns"]
+
+ProgressHook = Callable[[str, int, int], None]
+IntArray = npt.NDArray[np.int64]
+
+# bm25s.tokenize's default word pattern (scikit-learn's CountVectorizer).
+_WORD = re.compile(r"(?u)\b\w\w+\b")
+# Texts analysed at a time: bounds the Python lists of one batch.
+_BATCH_TEXTS = 512
+# An index with more stored scores than this is memory-mapped from a temporary folder.
+MMAP_MIN_ENTRIES = 1 << 24
+# Tokens scored at a time when the index is built (bounds the temporary arrays).
+_SCORE_BATCH = 1 << 20
+# The array-built index matches bm25s's per-text loop under NumPy 2's promotion rules, with
+# the bm25s functions it calls (bm25s's own loop otherwise).
+_ARRAY_BUILD = (
+    int(np.__version__.split(".", 1)[0]) >= 2
+    and hasattr(bm25s.BM25, "_np_csc")
+    and all(
+        hasattr(bm25s.scoring, name)
+        for name in (
+            "_build_idf_array",
+            "_build_nonoccurrence_array",
+            "_select_idf_scorer",
+            "_select_tfc_scorer",
+        )
+    )
+)
+
+
+class TokenColumns(Sequence[list[int]]):
+    """The token ids of many texts in one flat ``int32`` array; text ``i`` as a list on demand.
+
+    bm25s reads its corpus as a sequence of token-id lists, two or three passes; this gives it
+    those lists one batch at a time instead of holding all of them.
+    """
+
+    def __init__(self, flat: npt.NDArray[np.int32], offsets: IntArray) -> None:
+        self.flat = flat
+        self.offsets = offsets
+
+    def __len__(self) -> int:
+        return int(self.offsets.size) - 1
+
+    @overload
+    def __getitem__(self, index: int) -> list[int]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[list[int]]: ...
+    def __getitem__(self, index: int | slice) -> list[int] | list[list[int]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        start, end = int(self.offsets[index]), int(self.offsets[index + 1])
+        ids: list[int] = self.flat[start:end].tolist()
+        return ids
+
+    def __iter__(self) -> Iterator[list[int]]:
+        offsets = self.offsets
+        for first in range(0, len(self), _BATCH_TEXTS):
+            last = min(first + _BATCH_TEXTS, len(self))
+            base = int(offsets[first])
+            values: list[int] = self.flat[base : int(offsets[last])].tolist()
+            bounds = (offsets[first : last + 1] - base).tolist()
+            for start, end in itertools.pairwise(bounds):
+                yield values[start:end]
+
+    def terms_of(self, index: int) -> npt.NDArray[np.int32]:
+        """The token ids of text ``index`` (a view of the flat array)."""
+        return self.flat[int(self.offsets[index]) : int(self.offsets[index + 1])]
+
+
+class ColumnsBM25(bm25s.BM25):  # type: ignore[misc]  # bm25s ships no type information
+    """bm25s's BM25, its index built from :class:`TokenColumns` with array operations.
+
+    ``build_index_from_ids`` is the method bm25s asks to override to build the index another
+    way. This one counts each text's terms and the document frequencies over the flat token
+    array at once instead of a Python loop per text, and computes the scores with bm25s's own
+    idf and term-frequency functions applied to whole arrays: the same operations in the same
+    order on the same types (NumPy 2's promotion rules), so the stored scores are bit-equal to
+    bm25s's (a test checks every variant). Other inputs, the scipy CSC builder and NumPy 1 take
+    bm25s's own loop.
+    """
+
+    def build_index_from_ids(
+        self,
+        unique_token_ids: list[int],
+        corpus_token_ids: Any,
+        show_progress: bool = True,
+        leave_progress: bool = False,
+    ) -> dict[str, Any]:
+        """The score matrix of the corpus (see ``bm25s.BM25.build_index_from_ids``)."""
+        if not (
+            isinstance(corpus_token_ids, TokenColumns)
+            and _ARRAY_BUILD
+            and getattr(self, "csc_backend", None) == "numpy"  # bm25s's default
+        ):
+            built: dict[str, Any] = super().build_index_from_ids(
+                unique_token_ids, corpus_token_ids, show_progress, leave_progress
+            )
+            return built
+        columns: TokenColumns = corpus_token_ids
+        n_docs, n_vocab = len(columns), len(unique_token_ids)
+        lengths = np.diff(columns.offsets)
+        avg_doc_len = lengths.mean()  # as bm25s: the mean of an int64 array
+        docs, terms, tf = _term_counts(columns, lengths, n_vocab, self.dtype)
+        counts = np.bincount(terms, minlength=n_vocab)
+        # bm25s's own functions on the frequencies, as a dict over the vocabulary like its own.
+        frequencies = counts[unique_token_ids].tolist()
+        doc_frequencies = dict(zip(unique_token_ids, frequencies, strict=True))
+        compute_idf = bm25s.scoring._select_idf_scorer(self.idf_method)
+        idf_array = bm25s.scoring._build_idf_array(
+            doc_frequencies=doc_frequencies,
+            n_docs=n_docs,
+            compute_idf_fn=compute_idf,
+            dtype=self.dtype,
+        )
+        calculate_tfc = bm25s.scoring._select_tfc_scorer(self.method)
+        self.nonoccurrence_array = None
+        if self.method in self.methods_requiring_nonoccurrence:
+            self.nonoccurrence_array = bm25s.scoring._build_nonoccurrence_array(
+                doc_frequencies=doc_frequencies,
+                n_docs=n_docs,
+                compute_idf_fn=compute_idf,
+                calculate_tfc_fn=calculate_tfc,
+                l_d=avg_doc_len,
+                l_avg=avg_doc_len,
+                k1=self.k1,
+                b=self.b,
+                delta=self.delta,
+                dtype=self.dtype,
+            )
+        scores = np.empty(terms.size, dtype=self.dtype)
+        for first in range(0, terms.size, _SCORE_BATCH):
+            part = slice(first, first + _SCORE_BATCH)
+            tfc = calculate_tfc(
+                tf_array=tf[part],
+                l_d=lengths[docs[part]],
+                l_avg=avg_doc_len,
+                k1=self.k1,
+                b=self.b,
+                delta=self.delta,
+            )
+            values = idf_array[terms[part]] * tfc
+            if self.nonoccurrence_array is not None:
+                values -= self.nonoccurrence_array[terms[part]]
+            scores[part] = values
+        # The compressed columns as bm25s builds them from its flat arrays.
+        data, indices, indptr = self._np_csc(
+            data=scores, rows=docs, cols=terms, shape=(n_docs, n_vocab)
+        )
+        return {
+            "data": data.astype(self.dtype),
+            "indices": indices,
+            "indptr": indptr,
+            "num_docs": n_docs,
+        }
+
+
+def _term_counts(
+    columns: TokenColumns, lengths: IntArray, n_vocab: int, dtype: str
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[Any]]:
+    """Each (text, term) pair of the corpus with its count, texts in order.
+
+    The pairs of about ``_SCORE_BATCH`` tokens' texts are counted at a time (memory bound).
+    """
+    offsets = columns.offsets
+    docs: list[npt.NDArray[np.int32]] = []
+    terms: list[npt.NDArray[np.int32]] = []
+    counts: list[npt.NDArray[Any]] = []
+    # The text holding every _SCORE_BATCH-th token starts a block: each such text comes before
+    # the last one, so the edges rise strictly (and there is none without tokens).
+    cuts = np.searchsorted(offsets, np.arange(0, int(offsets[-1]), _SCORE_BATCH), side="right") - 1
+    for first, last in itertools.pairwise([*np.unique(cuts).tolist(), len(columns)]):
+        owner = np.repeat(np.arange(first, last, dtype=np.int64), lengths[first:last])
+        tokens = columns.flat[int(offsets[first]) : int(offsets[last])]
+        keys, tf = np.unique(owner * n_vocab + tokens, return_counts=True)
+        docs.append((keys // n_vocab).astype(np.int32))
+        terms.append((keys % n_vocab).astype(np.int32))
+        counts.append(tf.astype(dtype))
+    if not docs:
+        empty = np.zeros(0, dtype=np.int32)
+        return empty, empty, np.zeros(0, dtype=dtype)
+    return np.concatenate(docs), np.concatenate(terms), np.concatenate(counts)
+
+
+class _TermIds(dict[str, int]):
+    """Word as written (lower case) -> the id of its term, or -1 for a stopword.
+
+    A word looked up for the first time is analysed then (``dict.__getitem__`` calls
+    ``__missing__``): stopwords before stemming, as bm25s, and the terms numbered in order of
+    first appearance in ``vocabulary``. So one pass over the words gives their ids.
+    """
+
+    def __init__(
+        self, stop: frozenset[str], stem: Callable[[str], str] | None, vocabulary: dict[str, int]
+    ) -> None:
+        super().__init__()
+        self._stop, self._stem, self._vocabulary = stop, stem, vocabulary
+
+    def __missing__(self, word: str) -> int:
+        if word in self._stop:
+            term = -1
+        else:
+            stemmed = self._stem(word) if self._stem is not None else word
+            term = self._vocabulary.setdefault(stemmed, len(self._vocabulary))
+        self[word] = term
+        return term
+
+
+class LexicalAnalyzer:
+    """The tokenizer of a BM25 stage: bm25s's word pattern, lower case, stopwords, stemming.
+
+    The same analysis decides what a query and a chunk share (``shares_query_term``).
+    """
+
+    def __init__(self, config: Bm25Retriever) -> None:
+        self.stopwords: str | list[str] = "en" if config.stopwords == "en" else []
+        self.stemmer: Any = Stemmer.Stemmer(config.stemmer) if config.stemmer else None
+
+    def tokenize_ids(self, texts: Sequence[str]) -> tuple[TokenColumns, dict[str, int]]:
+        """Token ids of many texts and the vocabulary (term -> id), as ``bm25s.tokenize``.
+
+        A text's ids are those ``bm25s.tokenize`` gives it, up to the numbering of the terms
+        (here in order of first appearance), analysed ``_BATCH_TEXTS`` texts at a time.
+        """
+        stop = frozenset(bm25s.stopwords.STOPWORDS_EN if self.stopwords == "en" else ())
+        vocabulary: dict[str, int] = {}
+        stem = self.stemmer.stemWord if self.stemmer is not None else None
+        term_of = _TermIds(stop, stem, vocabulary)
+        pieces: list[npt.NDArray[np.int32]] = []
+        lengths = np.zeros(len(texts), dtype=np.int64)
+        split = _WORD.findall
+        for first in range(0, len(texts), _BATCH_TEXTS):
+            words = [split(text.lower()) for text in texts[first : first + _BATCH_TEXTS]]
+            ids = np.fromiter(
+                map(term_of.__getitem__, itertools.chain.from_iterable(words)), np.int32
+            )
+            counts = np.fromiter(map(len, words), np.int64, len(words))
+            kept_mask = ids >= 0
+            owner = np.repeat(np.arange(len(words), dtype=np.int64), counts)
+            lengths[first : first + len(words)] = np.bincount(
+                owner[kept_mask], minlength=len(words)
+            )
+            pieces.append(ids[kept_mask])
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        flat = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
+        return TokenColumns(flat, offsets), vocabulary
+
+    def terms(self, texts: Sequence[str]) -> list[list[str]]:
+        """The analysed terms of each text."""
+        if not texts:
+            return []
+        result: list[list[str]] = bm25s.tokenize(
+            list(texts),
+            stopwords=self.stopwords,
+            stemmer=self.stemmer,
+            show_progress=False,
+            return_ids=False,
+        )
+        return result
+
+
+class Bm25Index:
+    """A BM25 index of chunk texts.
+
+    Args:
+        texts: The chunk texts, in chunk-id order.
+        config: BM25 settings.
+        progress: Optional ``(phase, done, total)`` callback.
+    """
+
+    def __init__(
+        self,
+        texts: Sequence[str],
+        config: Bm25Retriever,
+        *,
+        progress: ProgressHook | None = None,
+    ) -> None:
+        self.config = config
+        self.analyzer = LexicalAnalyzer(config)
+        self.size = len(texts)
+        if progress is not None:
+            progress("index", 0, 1)
+        columns, vocabulary = self.analyzer.tokenize_ids(texts)
+        # Kept to tell which chunks share a term with a query without analysing them again.
+        self._chunk_terms = columns
+        self._vocabulary = vocabulary
+        self._query_terms: dict[str, frozenset[int]] = {}
+        self._model = ColumnsBM25(k1=config.k1, b=config.b, method=config.method)
+        self._model.index(
+            bm25s.tokenization.Tokenized(ids=columns, vocab=vocabulary), show_progress=False
+        )
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
+        if int(self._model.scores["data"].size) >= MMAP_MIN_ENTRIES:
+            self._memory_map()
+        if progress is not None:
+            progress("index", 1, 1)
+
+    def _memory_map(self) -> None:
+        """Save the scores and read them back memory-mapped (bm25s's own files)."""
+        model = self._model
+        folder = tempfile.TemporaryDirectory(prefix="grk-bm25-", ignore_cleanup_errors=True)
+        model.save(folder.name, show_progress=False)
+        model.load_scores(folder.name, num_docs=model.scores["num_docs"], mmap=True)
+        if os.name == "posix":
+            # A mapped file outlives its name on POSIX: nothing is left behind, even on a kill.
+            folder.cleanup()
+        else:
+            self._folder = folder
+
+    def search(
+        self,
+        queries: Sequence[str],
+        depth: int,
+        *,
+        progress: ProgressHook | None = None,
+    ) -> list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]]:
+        """Top ``depth`` chunks of each query: ``(chunk ids, scores)``, best first.
+
+        Chunks that share no term with the query (score 0) are not returned. Ties are broken
+        by chunk order. Scores come from bm25s's ``get_scores`` (what ``retrieve`` computes
+        per query); the selection is ours so that ties are deterministic.
+        """
+        k = min(depth, self.size)
+        query_terms = self.analyzer.terms(queries)
+        vocabulary = self._vocabulary
+        for query, terms in zip(queries, query_terms, strict=True):
+            self._query_terms[query] = frozenset(vocabulary[t] for t in terms if t in vocabulary)
+        results: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = []
+        step = max(1, len(queries) // 100)
+        for number, terms in enumerate(query_terms):
+            known = self._model.get_tokens_ids(terms) if terms else []
+            if not known or k == 0:
+                results.append((np.zeros(0, np.int64), np.zeros(0, np.float64)))
+            else:
+                scores = self._model.get_scores_from_ids(known)
+                ids = top_k(scores, k, positive_only=True)
+                results.append((ids, scores[ids].astype(np.float64)))
+            if progress is not None and (number % step == 0 or number == len(queries) - 1):
+                progress("retrieve", number + 1, len(queries))
+        return results
+
+    def shares_term(self, query: str, chunk: int) -> bool:
+        """Whether chunk ``chunk`` contains an analysed term of ``query``."""
+        terms = self._query_terms.get(query)
+        if terms is None:
+            analysed = self.analyzer.terms([query])[0]
+            terms = frozenset(self._vocabulary[t] for t in analysed if t in self._vocabulary)
+            self._query_terms[query] = terms
+        return not terms.isdisjoint(self._chunk_terms[chunk])

