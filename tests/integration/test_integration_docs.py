@@ -266,32 +266,86 @@ def test_docs_metric_page_lists_every_metric_kind() -> None:
     assert not missing, f"metrics page has no section for {missing}"
 
 
-@pytest.mark.slow
-def test_docs_build_strict(tmp_path: Path) -> None:
-    """`mkdocs build --strict` succeeds: no broken link, anchor, API object or CLI command."""
-    if importlib.util.find_spec("mkdocs") is None:
-        pytest.skip("mkdocs is not installed (the hatch environment installs it)")
+def _mkdocs_build(config: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    """``mkdocs build --strict`` as the docs script runs it: warnings printed, and counted.
+
+    No ``--quiet``: it hides the warnings that strict mode turns into a failure.
+    """
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "NO_COLOR": "1"}
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mkdocs",
-            "build",
-            "--strict",
-            "--quiet",
-            "-f",
-            str(CONFIG),
-            "-d",
-            str(tmp_path / "site"),
-        ],
-        cwd=tmp_path,
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(site)],
+        cwd=site.parent,
         env=env,
         capture_output=True,
         text=True,
         timeout=600,
         check=False,
     )
+
+
+def _warnings(completed: subprocess.CompletedProcess[str]) -> list[str]:
+    output = completed.stdout + completed.stderr
+    return [line for line in output.splitlines() if line.startswith(("WARNING", "ERROR"))]
+
+
+@pytest.mark.slow
+def test_docs_build_strict(tmp_path: Path) -> None:
+    """`mkdocs build --strict` succeeds with no warning: no broken link, anchor, API object."""
+    if importlib.util.find_spec("mkdocs") is None:
+        pytest.skip("mkdocs is not installed (the hatch environment installs it)")
+    completed = _mkdocs_build(CONFIG, tmp_path / "site")
     assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert _warnings(completed) == []
     assert (tmp_path / "site" / "reference" / "cli.html").is_file()
     assert (tmp_path / "site" / "reference" / "api" / "judgments.html").is_file()
+
+
+def test_docs_build_fails_on_a_broken_link_or_anchor(tmp_path: Path) -> None:
+    """The same build, with this site's validation settings, fails on a link that breaks."""
+    if importlib.util.find_spec("mkdocs") is None:
+        pytest.skip("mkdocs is not installed (the hatch environment installs it)")
+    ours = CONFIG.read_text(encoding="utf-8")
+    validation = ours[ours.index("validation:") : ours.index("nav:")]
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "index.md").write_text("# Home\n\nSee [the other](other.md#a-heading).\n")
+    (pages / "other.md").write_text("# Other\n\n## A heading\n")
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(f"site_name: t\ndocs_dir: pages\nstrict: true\n{validation}", "utf-8")
+    assert _mkdocs_build(config, tmp_path / "site").returncode == 0
+    for broken in ("other.md#no-such-heading", "missing.md"):
+        (pages / "index.md").write_text(f"# Home\n\nSee [the other]({broken}).\n")
+        completed = _mkdocs_build(config, tmp_path / "site")
+        assert completed.returncode != 0, broken
+        assert _warnings(completed), broken
+
+
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _anchors(page: Path) -> set[str]:
+    """The heading anchors of a markdown page, as GitHub and mkdocs' toc make them."""
+    anchors = set()
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#") and not line.startswith("#!"):
+            title = line.lstrip("#").strip().lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return anchors
+
+
+def test_repository_pages_link_to_what_exists() -> None:
+    """README, CONTRIBUTING, ARCHITECTURE and each package README: every relative link lands."""
+    pages = [REPO / n for n in ("README.md", "CONTRIBUTING.md", "ARCHITECTURE.md")]
+    pages += sorted(REPO.glob("packages/*/README.md"))
+    broken = []
+    for page in pages:
+        for target in _LINK.findall(page.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path, _, anchor = target.partition("#")
+            resolved = (page.parent / path) if path else page
+            if not resolved.exists():
+                broken.append(f"{page.relative_to(REPO)}: {target}")
+            elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
+                broken.append(f"{page.relative_to(REPO)}: {target} (no such heading)")
+    assert broken == []
