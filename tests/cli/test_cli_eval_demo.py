@@ -64,7 +64,40 @@ def test_demo_without_arguments_writes_to_the_default_folder(
     assert result.exit_code == 0, result.output
     assert (tmp_path / "groundkit-demo" / "report.json").is_file()
     assert (tmp_path / "groundkit-demo" / "items.jsonl").is_file()
+    page = tmp_path / "groundkit-demo" / "report.html"
+    assert page.is_file()
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("<!DOCTYPE html>")
+    assert "bm25-document" in text
+    # The page is named where a reader looks next: the html line and the next-step hint.
+    assert "html:   groundkit-demo/report.html" in result.output
+    assert "next: open groundkit-demo/report.html in a browser" in result.output
     assert "groundkit-cli[dense]" in result.output
+
+
+def test_demo_no_html_writes_no_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(eval_run, "dense_ready", lambda: False)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["eval", "demo", "--out", str(out), "--no-html"])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["items.jsonl", "report.json"]
+    assert "report.html" not in result.output
+    assert "next: grk eval compare" in result.output
+
+
+def test_demo_html_is_guarded_like_every_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file of the user's own at report.html is not replaced without --force; nothing written.
+    monkeypatch.setattr(eval_run, "dense_ready", lambda: False)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.html").write_text("my notes", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["eval", "demo", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "report.html" in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["report.html"]
+    assert (out / "report.html").read_text(encoding="utf-8") == "my notes"
 
 
 def test_demo_refuses_dense_without_the_extra(

@@ -348,7 +348,13 @@ def _with_costs(payload: dict[str, Any], checks: list[CostCheck]) -> dict[str, A
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("groundkit-demo"),
     show_default=True,
-    help="Folder for report.json and items.jsonl (created if needed).",
+    help="Folder for report.json, items.jsonl and report.html (created if needed).",
+)
+@click.option(
+    "--html/--no-html",
+    default=True,
+    show_default=True,
+    help="Also write the report as a self-contained HTML page, report.html in --out.",
 )
 @click.option(
     "--dense/--no-dense",
@@ -377,6 +383,7 @@ def demo_command(
     ctx: click.Context,
     out_dir: Path,
     dense: bool | None,
+    html: bool,
     seed: int,
     resamples: int,
     progress: bool | None,
@@ -386,9 +393,16 @@ def demo_command(
 
     Runs BM25 on paragraphs (the baseline), on 200-character windows and on whole documents,
     plus a rerank of the baseline, dense and hybrid retrieval when the dense extra is installed,
-    then prints the comparison and writes the report and items to --out.
+    then prints the comparison and writes the report, the items and the HTML page to --out.
     """
-    from groundkit.cli.run._run import command_record, demo_config, demo_data, dense_ready, execute
+    from groundkit.cli.run._run import (
+        RunOutputs,
+        command_record,
+        demo_config,
+        demo_data,
+        dense_ready,
+        run_and_write,
+    )
     from groundkit.harness import DENSE_INSTALL_HINT
 
     console = make_console()
@@ -401,19 +415,20 @@ def demo_command(
         raise InputError(f"--out {out_dir}: cannot create the folder ({exc.strerror})") from None
     with demo_data() as (corpus, judgments):
         config = demo_config(corpus, judgments, dense=use_dense, seed=seed, resamples=resamples)
-        execute(
-            config,
-            console=console,
+        outputs = RunOutputs(
             report_path=out_dir / "report.json",
             items_path=out_dir / "items.jsonl",
-            command=command_record(ctx),
+            html_path=out_dir / "report.html" if html else None,
             progress=progress,
             force=force,
         )
+        run_and_write(config, outputs, console=console, command=command_record(ctx))
     if not use_dense and dense is None:
         console.print(f"rerank, dense and hybrid stages skipped: {DENSE_INSTALL_HINT}", style="dim")
+    if html:
+        console.print(f"next: open {out_dir / 'report.html'} in a browser", style="dim")
     console.print(
-        "next: grk eval compare "
+        f"{'  or' if html else 'next'}: grk eval compare "
         f"{out_dir / 'report.json'} --candidate bm25-document --metric recall@2000c",
         style="dim",
     )

@@ -45,7 +45,6 @@ __all__ = [
     "demo_data",
     "dense_ready",
     "detection_limit_text",
-    "execute",
     "run_and_write",
     "run_inputs",
     "write_run_outputs",
@@ -148,26 +147,6 @@ class RunOutputs:
     html_path: Path | None = None
     progress: bool | None = None
     force: bool = False
-
-
-def execute(
-    config: RunConfig,
-    *,
-    console: Console,
-    report_path: Path,
-    items_path: Path | None,
-    command: Sequence[str],
-    progress: bool | None = None,
-    force: bool = False,
-) -> EvalReport:
-    """:func:`run_and_write` with the outputs given one by one (no HTML page, no other inputs).
-
-    Raises:
-        InputError: See :func:`run_and_write`.
-        StageFailedError: See :func:`run_and_write`.
-    """
-    outputs = RunOutputs(report_path, items_path, progress=progress, force=force)
-    return run_and_write(config, outputs, console=console, command=command)
 
 
 def run_and_write(
