@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from groundkit.cli._errors import InputError
+from groundkit.cli._errors import InputError, StageFailedError
 from groundkit.cli.judges._clients import build_judge_client, http_judge
 from groundkit.cli.judges._http import ChatClient
 from groundkit.evalset import RelevanceJudge
@@ -175,3 +176,89 @@ def test_bad_judge_specs(spec: str, message: str) -> None:
         build_judge_client(
             spec, model=None, base_url=None, api_key_env=None, timeout=5.0, retries=0
         )
+
+
+class _Recorder:
+    """A loopback server that records every request it gets, and answers with ``reply``."""
+
+    def __init__(self, reply: tuple[int, dict[str, str]]) -> None:
+        self.seen: list[tuple[str, str, dict[str, str]]] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                recorder.seen.append((self.command, self.path, dict(self.headers)))
+                status, headers = reply
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_GET(self) -> None:
+                self.do_POST()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def origin(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def __enter__(self) -> _Recorder:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_is_not_followed_and_the_key_stays_home(status: int) -> None:
+    # The judge endpoint redirects to another origin: nothing is sent there, the key least of
+    # all, and the error names where the redirect pointed without its path or query.
+    with _Recorder((200, {})) as elsewhere:
+        target = f"{elsewhere.origin}/steal?token=abc"
+        with _Recorder((status, {"Location": target})) as judge:
+            chat = ChatClient(f"{judge.origin}/v1", "m", api_key="sk-secret", retries=0)
+            with pytest.raises(StageFailedError) as raised:
+                chat("hi")
+        assert elsewhere.seen == []
+    assert [(method, path) for method, path, _ in judge.seen] == [("POST", "/v1/chat/completions")]
+    message = str(raised.value)
+    assert f"HTTP {status}, a redirect to {elsewhere.origin}" in message
+    assert "does not follow redirects" in message
+    assert "sk-secret" not in message
+    assert "token" not in message
+    assert "steal" not in message
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("http://user:hunter2@127.0.0.1:9/v1", "credentials in the URL"),
+        ("http://:sk-key@127.0.0.1:9/v1", "credentials in the URL"),
+        ("http://127.0.0.1:9/v1 x", "whitespace or a control character"),
+        ("http://127.0.0.1:9/v1\r\nX-Injected: 1", "whitespace or a control character"),
+        ("http://127.0.0.1:port/v1", "not a valid URL"),
+        ("ftp://127.0.0.1/v1", "not an http(s) URL"),
+        ("http:///v1", "not an http(s) URL"),
+    ],
+)
+def test_a_base_url_that_cannot_be_sent_safely_is_refused(url: str, message: str) -> None:
+    with pytest.raises(InputError, match=re.escape(message)) as raised:
+        ChatClient(url, "m")
+    text = str(raised.value)
+    assert "hunter2" not in text
+    assert "sk-key" not in text
+    assert "\n" not in text
+    assert "\r" not in text

@@ -4,6 +4,11 @@ It POSTs ``{"model", "messages", "temperature"}`` as JSON to ``{base_url}/chat/c
 returns the first choice's message text. Any server speaking that protocol works: a hosted API,
 a local llama.cpp / vLLM / Ollama server. The evalset library only sees a ``prompt -> reply``
 callable, so it never depends on this module.
+
+The key never leaves the origin it was given for: a redirect is not followed (urllib would
+re-send the request, ``Authorization`` included, to wherever ``Location`` points, turning the
+POST into a GET); it is an error naming only the origin it pointed to. A base URL carrying
+credentials (``user:password@``) or whitespace is refused, and no URL is printed with them.
 """
 
 from __future__ import annotations
@@ -29,6 +34,50 @@ __all__ = [
 
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _SHOWN_BODY = 200
+
+
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    """Hand every 3xx back as an ``HTTPError`` instead of following it."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+# No redirect handler that follows, no proxy handler reading credentials from a URL.
+_OPENER = urllib.request.build_opener(_RefuseRedirects())
+
+
+def _origin(url: str) -> str:
+    """``scheme://host[:port]`` of ``url``, without credentials, path or query."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname or "?"
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        return "an unparsable URL"
+    return f"{parts.scheme or '?'}://{host}{port}"
+
+
+def _checked_base_url(base_url: str) -> str:
+    """The base URL, refused when it is not a plain http(s) URL (credentials never shown)."""
+    shown = _origin(base_url)
+    if any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in base_url):
+        raise InputError(f"--base-url for {shown} contains whitespace or a control character")
+    try:
+        parsed = urllib.parse.urlsplit(base_url)
+        _ = parsed.port  # a non-numeric port raises here
+    except ValueError:
+        raise InputError(f"--base-url is not a valid URL ({shown})") from None
+    if parsed.scheme not in {"http", "https"} or not parsed.hostname:
+        raise InputError(
+            f"--base-url {shown} is not an http(s) URL (e.g. http://127.0.0.1:8080/v1)"
+        )
+    if parsed.username is not None or parsed.password is not None:
+        raise InputError(
+            f"--base-url {shown}: credentials in the URL (user:password@) are not sent; "
+            "give the key in an environment variable named by --api-key-env"
+        )
+    return base_url
 
 
 class ModelEndpointError(StageFailedError):
@@ -86,16 +135,14 @@ class ChatClient:
         retries: int = 2,
         retry_delay: float = 1.0,
     ) -> None:
-        parsed = urllib.parse.urlsplit(base_url)
-        if parsed.scheme not in {"http", "https"} or not parsed.netloc:
-            raise InputError(
-                f"--base-url {base_url!r} is not an http(s) URL (e.g. http://127.0.0.1:8080/v1)"
-            )
+        base_url = _checked_base_url(base_url)
         if not model.strip():
             raise InputError("--model is empty")
         if timeout <= 0:
             raise InputError(f"--timeout must be positive, got {timeout}")
         self.url = base_url.rstrip("/") + "/chat/completions"
+        # What messages print: the origin and path, never a query (it may carry a key).
+        self.shown = _origin(self.url) + urllib.parse.urlsplit(self.url).path
         self.model = model
         self.api_key = api_key
         self.timeout = timeout
@@ -139,16 +186,18 @@ class ChatClient:
             with self._lock:
                 self.requests += 1
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                with _OPENER.open(request, timeout=self.timeout) as response:
                     payload = response.read()
             except urllib.error.HTTPError as error:
+                if 300 <= error.code < 400:
+                    raise ModelEndpointError(_redirect_message(self.url, self.shown, error)) from None
                 detail = _server_message(error.read())
                 if error.code in _RETRY_STATUSES and not last:
                     time.sleep(delay)
                     delay *= 2
                     continue
                 raise ModelEndpointError(
-                    f"model endpoint {self.url} answered HTTP {error.code}"
+                    f"model endpoint {self.shown} answered HTTP {error.code}"
                     + (f": {detail}" if detail else "")
                 ) from None
             except (urllib.error.URLError, TimeoutError, ConnectionError) as error:
@@ -159,10 +208,10 @@ class ChatClient:
                     continue
                 if isinstance(reason, TimeoutError):
                     raise EndpointTimeoutError(
-                        f"model endpoint {self.url} timed out after {self.timeout:g} s"
+                        f"model endpoint {self.shown} timed out after {self.timeout:g} s"
                     ) from None
                 raise EndpointUnreachableError(
-                    f"cannot reach model endpoint {self.url}: {reason}"
+                    f"cannot reach model endpoint {self.shown}: {reason}"
                 ) from None
             return self._content(payload)
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -174,16 +223,26 @@ class ChatClient:
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, IndexError, TypeError):
             shown = " ".join(payload.decode("utf-8", errors="replace").split())[:_SHOWN_BODY]
             raise ModelEndpointError(
-                f"model endpoint {self.url} sent a reply that is not a chat completion: {shown!r}"
+                f"model endpoint {self.shown} sent a reply that is not a chat completion: {shown!r}"
             ) from None
         if not isinstance(content, str):
-            raise ModelEndpointError(f"model endpoint {self.url} sent a reply without text")
+            raise ModelEndpointError(f"model endpoint {self.shown} sent a reply without text")
         usage = data.get("usage") if isinstance(data, dict) else None
         tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
         count = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else 0
         with self._lock:
             self.tokens += count
         return content, count
+
+
+def _redirect_message(url: str, shown: str, error: urllib.error.HTTPError) -> str:
+    location = error.headers.get("Location") if error.headers is not None else None
+    target = _origin(urllib.parse.urljoin(url, location)) if location else "nowhere given"
+    return (
+        f"model endpoint {shown} answered HTTP {error.code}, a redirect to {target}: groundkit "
+        "does not follow redirects (the request and its key stay with the URL given); give "
+        "the final URL as --base-url"
+    )
 
 
 def client_from_options(
