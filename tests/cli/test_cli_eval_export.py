@@ -214,6 +214,36 @@ def test_outputs_that_would_overwrite_an_input(workdir: Path) -> None:
     assert _snapshot(workdir) == before
 
 
+def test_files_it_did_not_write_are_not_replaced_without_force(workdir: Path) -> None:
+    report = workdir / "chunk.json"
+    base = ["eval", "export", report, "--stage", "bm25"]
+    notes = workdir / "notes.txt"
+    notes.write_text("my notes on bm25\n", encoding="utf-8")
+    items = workdir / "r.items.jsonl"
+    items.write_text('{"format": "groundkit-items", "stage": "bm25"}\n', encoding="utf-8")
+    ours = workdir / "page.html"
+    ours.write_text("<!DOCTYPE html><p>a page</p>", encoding="utf-8")
+    before = _snapshot(workdir)
+    other_report = workdir / "document.json"
+    for flag, path in (
+        ("--run", notes),
+        ("--qrels", items),
+        ("--run", ours),
+        ("--qrels", other_report),
+    ):
+        result = _grk(*base, flag, path)
+        _assert_one_line_exit_2(result, flag, "--force")
+        assert _snapshot(workdir) == before, (flag, path)
+    # Its own earlier outputs are replaced, in each format; a user's file only with --force.
+    for fmt in ("trec", "ranx", "trec"):
+        targets = ["--run", workdir / "r.out", "--qrels", workdir / "q.out"]
+        again = _grk(*base, "--format", fmt, *targets)
+        assert again.exit_code == 0, again.output
+    forced = _grk(*base, "--run", notes, "--qrels", workdir / "q.out", "--force")
+    assert forced.exit_code == 0, forced.output
+    assert read_trec_run(notes).run_id == "bm25"
+
+
 def test_unwritable_outputs(workdir: Path) -> None:
     before = _snapshot(workdir)
     report = workdir / "chunk.json"
@@ -227,8 +257,8 @@ def test_a_write_that_fails_half_way_leaves_the_old_files(
     workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run, qrels = workdir / "r.trec", workdir / "q.trec"
-    run.write_text("old run\n", encoding="utf-8")
-    qrels.write_text("old qrels\n", encoding="utf-8")
+    run.write_text("q1 Q0 old.md 1 1.5 old\n", encoding="utf-8")  # an earlier export's files
+    qrels.write_text("q1 0 old.md 1\n", encoding="utf-8")
     before = _snapshot(workdir)
     real_fsync = os.fsync
     calls: list[int] = []

@@ -9,6 +9,7 @@ Existing files that are not the command's own kind of output are replaced only w
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,6 +72,52 @@ def _jsonl_with(*keys: str) -> Callable[[Path], bool]:
     return lambda path: looks_like_jsonl(path, required)
 
 
+_HEAD = 1 << 16
+# ranx's JSON (and ir_measures' dicts): {"query": {"doc": number, ...}, ...}, or {} for none.
+_NESTED_NUMBERS = re.compile(rb'\A\s*\{\s*(?:\}|"[^"]*"\s*:\s*\{\s*(?:\}|"[^"]*"\s*:\s*-?[0-9]))')
+
+
+def _head(path: Path) -> bytes | None:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(_HEAD)
+    except OSError:
+        return None
+
+
+def _trec_table(columns: int, integer: int, number: int | None = None) -> Callable[[Path], bool]:
+    """Recognises what ``grk eval export`` writes: a TREC file or ranx's JSON of the same data.
+
+    A TREC file has ``columns`` fields a line, an integer and a number where trec_eval reads
+    them; a user's notes, an items file or a report is none of these.
+    """
+
+    def recognised(path: Path) -> bool:
+        head = _head(path)
+        if head is None:
+            return False
+        if _NESTED_NUMBERS.match(head):
+            return True
+        lines = head.split(b"\n")
+        complete = [line for line in lines[:-1] if line.strip()] if len(head) == _HEAD else None
+        rows = [line.split() for line in (complete or [x for x in lines if x.strip()])][:20]
+        return bool(rows) and all(_trec_row(row, columns, integer, number) for row in rows)
+
+    return recognised
+
+
+def _trec_row(row: list[bytes], columns: int, integer: int, number: int | None) -> bool:
+    if len(row) != columns:
+        return False
+    try:
+        int(row[integer])
+        if number is not None:
+            float(row[number])
+    except ValueError:
+        return False
+    return True
+
+
 KINDS: dict[str, Callable[[Path], bool]] = {
     "report": is_report_file,
     "items file": _jsonl_with("stage", "config", "config_hash"),
@@ -84,6 +131,8 @@ KINDS: dict[str, Callable[[Path], bool]] = {
     "pool report": lambda path: _json_format(path, "groundkit-pool"),
     "sample sheet": _jsonl_with("sheet", "stratum", "stratum_size", "mark"),
     "sample sheet (CSV)": lambda path: _csv_header_has(path, ("sheet", "stratum", "mark")),
+    "run file": _trec_table(6, integer=3, number=4),  # query Q0 doc rank score tag
+    "qrels file": _trec_table(4, integer=3),  # query 0 doc relevance
 }
 """Each kind of output and how an existing file is recognised as one (and may be replaced).
 

@@ -190,7 +190,8 @@ class ChatClient:
                     payload = response.read()
             except urllib.error.HTTPError as error:
                 if 300 <= error.code < 400:
-                    raise ModelEndpointError(_redirect_message(self.url, self.shown, error)) from None
+                    message = _redirect_message(self.url, self.shown, error)
+                    raise ModelEndpointError(message) from None
                 detail = _server_message(error.read())
                 if error.code in _RETRY_STATUSES and not last:
                     time.sleep(delay)
