@@ -20,6 +20,7 @@ from rich.table import Table
 from groundkit.cli._errors import EXIT_FAILED, EXIT_OK, InputError
 from groundkit.cli._option_groups import option_group
 from groundkit.cli._outputs import guard
+from groundkit.cli._types import FiniteFloatRange
 from groundkit.cli.console._report import ProgressDisplay, make_console, progress_option
 from groundkit.cli.run._describe import describe_option
 from groundkit.cli.run._run import command_record, run_inputs, write_run_outputs
@@ -125,7 +126,7 @@ def _render(console: Console, outcome: Reproduction, *, shown: int) -> None:
 )
 @click.option(
     "--tolerance",
-    type=click.FloatRange(min=0.0, max=1.0),
+    type=FiniteFloatRange(min=0.0, max=1.0),
     default=0.0,
     show_default=True,
     help="Largest absolute difference of a score still counted as the same.",

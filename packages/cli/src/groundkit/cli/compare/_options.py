@@ -17,6 +17,7 @@ import click
 
 from groundkit.cli._defaults import DEFAULT_RESAMPLES
 from groundkit.cli._outputs import force_option
+from groundkit.cli._types import FiniteFloatRange
 from groundkit.cli.compare._items_files import ALLOW_FLAG
 from groundkit.diagnosis import FIXES  # track record
 from groundkit.harness.run import MAX_RESAMPLES
@@ -70,7 +71,7 @@ _OPTIONS: tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...] = (
     ),
     click.option(
         "--equivalence-margin",
-        type=click.FloatRange(min=0.0, min_open=True, max=1.0),
+        type=FiniteFloatRange(min=0.0, min_open=True, max=1.0),
         default=None,
         metavar="M",
         help="Also test equivalence within ±M (TOST), so an undecided comparison can be told "
@@ -84,7 +85,7 @@ _OPTIONS: tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...] = (
     ),
     click.option(
         "--fail-under",
-        type=float,
+        type=FiniteFloatRange(),
         default=None,
         metavar="X",
         help="Items mode: exit 1 when the low end of B's 95% range on the metric is under X.",

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from groundkit.cli._errors import InputError
+from groundkit.cli._types import FiniteFloatRange
 from groundkit.cli.judges._http import (
     ChatClient,
     EndpointUnreachableError,
@@ -131,7 +132,7 @@ def judge_options(function: Callable[..., Any]) -> Callable[..., Any]:
             "--timeout",
             default=60.0,
             show_default=True,
-            type=click.FloatRange(min=0.001),
+            type=FiniteFloatRange(min=0.001),
             help="Seconds per call.",
         ),
         click.option(

@@ -244,7 +244,7 @@ statistics_options: Decorator = option_group(
     click.option(
         "--equivalence-margin",
         "run_margin",
-        type=click.FloatRange(min=0.0, min_open=True, max=1.0),
+        type=FiniteFloatRange(min=0.0, min_open=True, max=1.0),
         default=None,
         metavar="M",
         help="Also test equivalence within ±M (TOST) for every comparison.",

@@ -10,6 +10,7 @@ is compared with the new one.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -237,6 +238,11 @@ def _stage_differences(recorded: StageReport, now: StageReport | None) -> list[S
     return []
 
 
+def _check_tolerance(tolerance: float) -> None:
+    if not (math.isfinite(tolerance) and tolerance >= 0.0):
+        raise HarnessError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+
+
 def score_differences(
     recorded: EvalReport, now: EvalReport, *, tolerance: float = 0.0
 ) -> tuple[list[ScoreDifference], int]:
@@ -246,7 +252,12 @@ def score_differences(
         recorded: The report.
         now: The rerun.
         tolerance: Largest absolute difference still counted as the same (0: exactly equal).
+
+    Raises:
+        HarnessError: ``tolerance`` is negative or not finite (``nan`` would call every
+            difference "the same").
     """
+    _check_tolerance(tolerance)
     differences: list[ScoreDifference] = []
     compared = 0
     by_name = {stage.name: stage for stage in now.stages}
@@ -310,9 +321,10 @@ def reproduce_report(
     Raises:
         ReproductionRefusedError: The inputs differ from the record and ``force`` is false
             (raised before anything is rerun).
-        HarnessError: An unreadable report, corpus or judgments, or a recorded configuration
-            that is no longer valid.
+        HarnessError: A tolerance that is negative or not finite; an unreadable report, corpus
+            or judgments, or a recorded configuration that is no longer valid.
     """
+    _check_tolerance(tolerance)  # refused before any rerun
     source = None if isinstance(report, EvalReport) else Path(report)
     recorded = report if isinstance(report, EvalReport) else load_report(report)
     if config is None:
