@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from tests.cli.conftest import report_without_hits
 
 from groundkit.cli import cli
-from groundkit.evalset import RecordedJudge, RelevanceJudge, calibrate, read_card
+from groundkit.evalset import EvalSetError, RecordedJudge, RelevanceJudge, calibrate, read_card
 from groundkit.evalset.judge import card_path, draw_calibration_sample
 from groundkit.judgments import Corpus, load_report
 from groundkit.judgments.report import CalibrationStatus
@@ -259,3 +261,44 @@ def test_kill_9_then_rerun_loses_or_repeats_nothing(demo: Path, tmp_path: Path) 
     calls_after = len((tmp_path / "calls.log").read_text().splitlines())
     assert calls_after - calls_before == card.usage.calls
     assert f"calls {card.usage.calls} (cached {card.usage.cached}" in rerun.stdout
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda card: card["figures"].update(kappa=5.0), "figures.kappa"),
+        (lambda card: card["figures"].update(agreement=-0.2), "figures.agreement"),
+        (lambda card: card["figures"]["tpr"].update(estimate=1.5), "figures.tpr.estimate"),
+        (lambda card: card["figures"]["tpr"].update(estimate=0.1), "is not 8/10"),
+        (lambda card: card["figures"]["tnr"].update(successes=99), "99 successes out of 12"),
+        (lambda card: card["figures"]["tpr"].update(low=0.9), "does not hold the estimate"),
+        (lambda card: card["strata"][0].update(decided=1000), "does not hold"),
+    ],
+)
+def test_an_edited_card_with_impossible_figures_is_refused(
+    demo: Path, tmp_path: Path, edit: Any, field: str
+) -> None:
+    # A card edited by hand (kappa 5.0, a rate above 1) is refused when read, naming the
+    # file and the field; adjudication then stops with exit 2 instead of saying CALIBRATED.
+    report = _copy_demo(demo, tmp_path)
+    answers = tmp_path / "answers.jsonl"
+    _record(report, answers)
+    assert _calibrate(report, answers)[0] == 0
+    path = card_path(report, f"recorded:{answers.name}")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    edit(data)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(EvalSetError, match=re.escape(field)) as raised:
+        read_card(path)
+    assert str(path) in str(raised.value)
+    before = _state(tmp_path)
+    result = CliRunner().invoke(
+        cli,
+        ["eval", "adjudicate", str(report), "--stage", STAGE, "--k", "3",
+         "--judge", f"recorded:{answers}", "--out", str(tmp_path / "adj.json"),
+         "--list", str(tmp_path / "list.jsonl")],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert path.name in result.output
+    assert "CALIBRATED" not in result.output
+    assert _state(tmp_path) == before

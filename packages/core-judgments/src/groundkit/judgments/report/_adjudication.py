@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from groundkit.judgments.report._statistics import MetricAggregate, StageComparison
 
@@ -22,6 +22,9 @@ __all__ = [
     "CalibrationStatus",
     "RateFigure",
 ]
+
+
+_RATE_TOLERANCE = 1e-9  # the estimate is a float division of the counts
 
 
 class CalibrationStatus(StrEnum):
@@ -46,9 +49,28 @@ class RateFigure(BaseModel):
 
     successes: int = Field(ge=0)
     n: int = Field(ge=0)
-    estimate: float | None = None
-    low: float | None = None
-    high: float | None = None
+    estimate: float | None = Field(default=None, ge=0.0, le=1.0)
+    low: float | None = Field(default=None, ge=0.0, le=1.0)
+    high: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RateFigure:
+        # A rate read back (a report, a calibration card) says what its counts say.
+        if self.successes > self.n:
+            raise ValueError(f"{self.successes} successes out of {self.n}")
+        figures = (self.estimate, self.low, self.high)
+        if self.n == 0:
+            if any(value is not None for value in figures):
+                raise ValueError("a rate of no items has no estimate or interval")
+            return self
+        if self.estimate is None or self.low is None or self.high is None:
+            raise ValueError(f"a rate of {self.n} items needs its estimate and interval")
+        if abs(self.estimate - self.successes / self.n) > _RATE_TOLERANCE:
+            raise ValueError(f"estimate {self.estimate!r} is not {self.successes}/{self.n}")
+        tolerance = _RATE_TOLERANCE  # Wilson's bounds round to within an ulp of 0 and 1
+        if not self.low - tolerance <= self.estimate <= self.high + tolerance:
+            raise ValueError("the interval does not hold the estimate")
+        return self
 
 
 class CalibrationFigures(BaseModel):
@@ -66,8 +88,8 @@ class CalibrationFigures(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kappa: float | None = None
-    agreement: float | None = None
+    kappa: float | None = Field(default=None, ge=-1.0, le=1.0)
+    agreement: float | None = Field(default=None, ge=0.0, le=1.0)
     tpr: RateFigure
     tnr: RateFigure
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0)

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from groundkit.evalset._errors import EvalSetError
 from groundkit.evalset.judge._calibration import (
@@ -68,6 +68,15 @@ class CalibrationStratum(BaseModel):
     population: int = Field(ge=0)
     sampled: int = Field(ge=0)
     decided: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _nested(self) -> CalibrationStratum:
+        if not self.decided <= self.sampled <= self.population:
+            raise ValueError(
+                f"stratum {self.name!r}: decided {self.decided} <= sampled {self.sampled} <= "
+                f"population {self.population} does not hold"
+            )
+        return self
 
 
 class CalibrationItem(JudgedSpan):
