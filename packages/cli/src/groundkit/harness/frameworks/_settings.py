@@ -20,6 +20,7 @@ from pydantic import Field, field_validator
 
 from groundkit.harness.retrievers._builtin import _TARGET, TargetSettings, _builder
 from groundkit.harness.retrievers._registry import RetrieverKind, register_retriever
+from groundkit.judgments.report import WholeNumber
 
 __all__ = ["HaystackRetriever", "LangChainRetriever", "LlamaIndexRetriever"]
 
@@ -58,7 +59,7 @@ class LangChainRetriever(_FrameworkTarget):
     """
 
     kind: Literal["langchain"] = "langchain"
-    k: int | None = Field(default=None, gt=0, le=10_000)
+    k: WholeNumber | None = Field(default=None, gt=0, le=10_000)
     batch: bool = False
 
 
@@ -79,7 +80,7 @@ class LlamaIndexRetriever(_FrameworkTarget):
     """
 
     kind: Literal["llamaindex"] = "llamaindex"
-    similarity_top_k: int | None = Field(default=None, gt=0, le=10_000)
+    similarity_top_k: WholeNumber | None = Field(default=None, gt=0, le=10_000)
 
 
 class HaystackRetriever(_FrameworkTarget):
@@ -104,7 +105,7 @@ class HaystackRetriever(_FrameworkTarget):
     """
 
     kind: Literal["haystack"] = "haystack"
-    top_k: int | None = Field(default=None, gt=0, le=10_000)
+    top_k: WholeNumber | None = Field(default=None, gt=0, le=10_000)
     query_inputs: list[str] = Field(default_factory=lambda: ["query", "text"], min_length=1)
     output: str | None = Field(default=None, min_length=1)
 

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 import Stemmer
 
+from groundkit.harness._errors import HarnessError
 from groundkit.harness.retrievers._builtin import Bm25Retriever
 from groundkit.harness.run._ranking import top_k
 
@@ -318,6 +319,12 @@ class Bm25Index:
         if progress is not None:
             progress("index", 0, 1)
         columns, vocabulary = self.analyzer.tokenize_ids(texts)
+        if not vocabulary:
+            raise HarnessError(
+                f"none of the {len(texts):,} chunks has a term BM25 can index (after stemming "
+                "and stopwords every chunk is empty); chunks this small cannot hold a word: "
+                "choose a larger chunker"
+            )
         # Kept to tell which chunks share a term with a query without analysing them again.
         self._chunk_terms = columns
         self._vocabulary = vocabulary

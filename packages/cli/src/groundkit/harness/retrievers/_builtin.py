@@ -22,6 +22,7 @@ from groundkit.harness.retrievers._registry import (
     resolve_path,
 )
 from groundkit.judgments import RRF_K
+from groundkit.judgments.report import RealNumber, WholeNumber
 
 if TYPE_CHECKING:
     from groundkit.harness.retrievers._protocol import Retriever, StageContext
@@ -57,8 +58,8 @@ class Bm25Retriever(RetrieverSettings):
     """
 
     kind: Literal["bm25"] = "bm25"
-    k1: float = Field(default=1.5, ge=0.0, allow_inf_nan=False)
-    b: float = Field(default=0.75, ge=0.0, le=1.0)
+    k1: RealNumber = Field(default=1.5, ge=0.0, allow_inf_nan=False)
+    b: RealNumber = Field(default=0.75, ge=0.0, le=1.0)
     method: Literal["robertson", "lucene", "atire", "bm25l", "bm25+"] = "lucene"
     stopwords: Literal["en"] | None = "en"
     stemmer: Literal["english"] | None = "english"
@@ -91,14 +92,14 @@ class DenseRetriever(RetrieverSettings):
 
     kind: Literal["dense"] = "dense"
     model: str = Field(default=DEFAULT_MODEL, min_length=1)
-    batch_size: int = Field(default=32, gt=0)
+    batch_size: WholeNumber = Field(default=32, gt=0)
     normalize: bool = True
     cache_dir: Path | None = None
     query_prefix: str = ""
     document_prefix: str = ""
     index: Literal["exact", "faiss-flat", "faiss-ivf"] = "exact"
-    nlist: int | None = Field(default=None, gt=0, le=1_000_000)
-    nprobe: int | None = Field(default=None, gt=0, le=1_000_000)
+    nlist: WholeNumber | None = Field(default=None, gt=0, le=1_000_000)
+    nprobe: WholeNumber | None = Field(default=None, gt=0, le=1_000_000)
     device: str = Field(default="auto", pattern=DEVICE_PATTERN)
 
     @model_validator(mode="after")
@@ -131,7 +132,7 @@ class HybridRetriever(RetrieverSettings):
 
     kind: Literal["hybrid"] = "hybrid"
     stages: list[str] = Field(min_length=2)
-    k: int = Field(default=RRF_K, gt=0)
+    k: WholeNumber = Field(default=RRF_K, gt=0)
 
     @field_validator("stages")
     @classmethod
@@ -274,7 +275,7 @@ class CommandRetriever(RetrieverSettings):
 
     kind: Literal["command"] = "command"
     argv: list[str] = Field(min_length=1)
-    timeout: float = Field(default=600.0, gt=0.0, allow_inf_nan=False)
+    timeout: RealNumber = Field(default=600.0, gt=0.0, allow_inf_nan=False)
     cwd: Path | None = None
 
     @classmethod
@@ -350,11 +351,11 @@ class RerankRetriever(RetrieverSettings):
 
     kind: Literal["rerank"] = "rerank"
     stage: str
-    top: int = Field(default=50, gt=0, le=10_000)
+    top: WholeNumber = Field(default=50, gt=0, le=10_000)
     model: str | None = Field(default=None, min_length=1)
     scorer: Literal["cross-encoder", "bi-encoder"] = "cross-encoder"
     target: Any = None
-    batch_size: int = Field(default=32, gt=0)
+    batch_size: WholeNumber = Field(default=32, gt=0)
     device: str = Field(default="auto", pattern=DEVICE_PATTERN)
 
     @field_validator("target", mode="before")

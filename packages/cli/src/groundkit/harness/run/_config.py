@@ -53,7 +53,7 @@ from groundkit.judgments import (
     parse_chunker_spec,
     parse_metric,
 )
-from groundkit.judgments.report import BootstrapSettings, StagePrice
+from groundkit.judgments.report import BootstrapSettings, RealNumber, StagePrice, WholeNumber
 
 __all__ = [
     "BASELINE_STAGE",
@@ -247,10 +247,10 @@ class EvalSettings(BaseModel):
     model_config = _FROZEN
     stages: list[StageConfig] = Field(default_factory=list)
     level: Literal["chunk", "document"] = "chunk"
-    depth: int = Field(default=100, gt=0, le=10_000)
-    cutoffs: list[int] = Field(default_factory=lambda: list(DEFAULT_CUTOFFS))
-    budgets: list[int] = Field(default_factory=lambda: list(DEFAULT_BUDGETS))
-    min_overlap_fraction: float = Field(default=0.0, ge=0.0, le=1.0)
+    depth: WholeNumber = Field(default=100, gt=0, le=10_000)
+    cutoffs: list[WholeNumber] = Field(default_factory=lambda: list(DEFAULT_CUTOFFS))
+    budgets: list[WholeNumber] = Field(default_factory=lambda: list(DEFAULT_BUDGETS))
+    min_overlap_fraction: RealNumber = Field(default=0.0, ge=0.0, le=1.0)
     headline_metrics: list[str] = Field(default_factory=list)
     chunker: ChunkerConfig | None = None
     bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
@@ -301,6 +301,11 @@ class EvalSettings(BaseModel):
         if not isinstance(data, dict):
             return data
         level = data.get("level", "chunk")
+        if data.get("headline_metrics") == []:
+            # Left out, the defaults apply; given empty, nothing would be compared.
+            raise ValueError(
+                "headline_metrics: give at least one metric (leave the key out for the defaults)"
+            )
         filled = dict(data)
         if filled.get("chunker") is None:
             filled["chunker"] = default_chunker(level)

@@ -34,6 +34,7 @@ from groundkit.judgments import (
     parse_chunker_config,
     parse_chunker_spec,
 )
+from groundkit.judgments.report import WholeNumber
 
 __all__ = ["SweepArm", "SweepPlan", "SweepSettings", "expand_sweep", "load_sweep"]
 
@@ -148,8 +149,8 @@ class SweepArmSpec(BaseModel):
     name: str
     chunker: ChunkerConfig | None = None
     retriever: Pipeline = "bm25"
-    k: int | None = Field(default=None, gt=0)
-    fusion_k: int | None = Field(default=None, gt=0)
+    k: WholeNumber | None = Field(default=None, gt=0)
+    fusion_k: WholeNumber | None = Field(default=None, gt=0)
     rerank: bool | dict[str, Any] = False
     stages: list[dict[str, Any]] | None = Field(default=None, min_length=1)
 
@@ -199,7 +200,7 @@ class SweepSettings(BaseModel):
     grid: SweepGrid | None = None
     arms: list[SweepArmSpec] | None = Field(default=None, min_length=1)
     metric: str | None = None
-    context_k: int = Field(default=10, gt=0)
+    context_k: WholeNumber = Field(default=10, gt=0)
     front: list[FrontAxis] = Field(
         default_factory=lambda: list(FRONT_AXES),
         min_length=1,

@@ -49,6 +49,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from groundkit.judgments._errors import JudgmentError
+from groundkit.judgments._numbers import WholeNumber
 from groundkit.judgments.gold._models import format_validation_error
 
 __all__ = [
@@ -84,8 +85,8 @@ class CharsChunker(BaseModel):
 
     model_config = _FROZEN
     kind: Literal["chars"] = "chars"
-    size: int = Field(default=1000, gt=0)
-    overlap: int = Field(default=200, ge=0)
+    size: WholeNumber = Field(default=1000, gt=0)
+    overlap: WholeNumber = Field(default=200, ge=0)
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> CharsChunker:
@@ -104,8 +105,8 @@ class TokensChunker(BaseModel):
 
     model_config = _FROZEN
     kind: Literal["tokens"] = "tokens"
-    size: int = Field(default=200, gt=0)
-    overlap: int = Field(default=0, ge=0)
+    size: WholeNumber = Field(default=200, gt=0)
+    overlap: WholeNumber = Field(default=0, ge=0)
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> TokensChunker:
@@ -124,8 +125,8 @@ class SentencesChunker(BaseModel):
 
     model_config = _FROZEN
     kind: Literal["sentences"] = "sentences"
-    max_sentences: int | None = Field(default=5, gt=0)
-    max_chars: int | None = Field(default=None, gt=0)
+    max_sentences: WholeNumber | None = Field(default=5, gt=0)
+    max_chars: WholeNumber | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
     def _some_limit(self) -> SentencesChunker:
@@ -143,7 +144,7 @@ class ParagraphsChunker(BaseModel):
 
     model_config = _FROZEN
     kind: Literal["paragraphs"] = "paragraphs"
-    max_chars: int = Field(default=1000, gt=0)
+    max_chars: WholeNumber = Field(default=1000, gt=0)
 
 
 ChunkerConfig = Annotated[

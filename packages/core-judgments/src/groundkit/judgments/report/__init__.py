@@ -7,6 +7,7 @@ from groundkit.judgments.lazy import lazy_exports
 if TYPE_CHECKING:
     from groundkit.judgments._errors import ReportError, RunFailure
     from groundkit.judgments._hashing import canonical_json, config_hash
+    from groundkit.judgments._numbers import RealNumber, WholeNumber
     from groundkit.judgments.report._adjudication import (
         AdjudicatedStage,
         AdjudicationInfo,
@@ -61,6 +62,8 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS: dict[str, str] = {
+    "RealNumber": "groundkit.judgments._numbers",
+    "WholeNumber": "groundkit.judgments._numbers",
     "CHUNK_SIZE_KNOBS": "groundkit.judgments.report._knobs",
     "COST_FIGURES": "groundkit.judgments.report._cost",
     "JUDGED_CAUTION_BELOW": "groundkit.judgments.report._judged",
@@ -136,6 +139,7 @@ __all__ = [
     "QueryInfo",
     "QueryResult",
     "RateFigure",
+    "RealNumber",
     "ReportError",
     "ReportHit",
     "ReportNote",
@@ -147,6 +151,7 @@ __all__ = [
     "StagePrice",
     "StageReport",
     "UnlocatedHit",
+    "WholeNumber",
     "canonical_json",
     "check_report",
     "checked_report_json",

@@ -11,7 +11,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from groundkit.judgments._numbers import RealNumber, WholeNumber
+
 __all__ = ["BootstrapSettings", "MetricAggregate", "StageComparison"]
+
 
 Decision = Literal["better", "worse", "inconclusive", "equivalent", "too few queries"]
 
@@ -37,13 +40,13 @@ class BootstrapSettings(_Model):
         power: Power the detection limits are computed for.
     """
 
-    resamples: int = Field(default=2_000, gt=0)
-    seed: int = 0
-    confidence_level: float = Field(default=0.95, gt=0.0, lt=1.0)
+    resamples: WholeNumber = Field(default=2_000, gt=0)
+    seed: WholeNumber = 0
+    confidence_level: RealNumber = Field(default=0.95, gt=0.0, lt=1.0)
     multiplicity: Literal["holm", "bh"] = "holm"
     primary_metric: str | None = None
-    equivalence_margin: float | None = Field(default=None, gt=0.0, allow_inf_nan=False)
-    power: float = Field(default=0.8, gt=0.0, lt=1.0)
+    equivalence_margin: RealNumber | None = Field(default=None, gt=0.0, le=1.0, allow_inf_nan=False)
+    power: RealNumber = Field(default=0.8, gt=0.0, lt=1.0)
 
 
 class MetricAggregate(_Model):
