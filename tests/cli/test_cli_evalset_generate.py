@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tests.cli._loopback import LoopbackServer
 
 from groundkit.cli import cli
 from groundkit.cli.judges._http import ChatClient, ModelEndpointError
@@ -19,7 +19,7 @@ from groundkit.judgments import load_judgments
 Responder = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
 
 
-class FakeChatServer:
+class FakeChatServer(LoopbackServer):
     """An OpenAI-compatible /chat/completions endpoint answering from recorded replies."""
 
     def __init__(self, responder: Responder) -> None:
@@ -47,24 +47,7 @@ class FakeChatServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    @property
-    def base_url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def __enter__(self) -> FakeChatServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join()
+        super().__init__(Handler)
 
 
 def _completion(text: str) -> dict[str, Any]:

@@ -7,11 +7,12 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.cli._loopback import LoopbackServer
 
 from groundkit.cli._errors import InputError, StageFailedError
 from groundkit.cli.judges._clients import build_judge_client, http_judge
@@ -19,7 +20,7 @@ from groundkit.cli.judges._http import ChatClient
 from groundkit.evalset import RelevanceJudge
 
 
-class JudgeServer:
+class JudgeServer(LoopbackServer):
     """Grades passages by a word in them; misbehaves on purpose for some passages.
 
     ``busy`` passages get 429 then 503 before an answer, ``slow`` ones answer after the
@@ -62,11 +63,7 @@ class JudgeServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(
-            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        super().__init__(Handler)
 
     def answer(self, prompt: str, delay: float) -> tuple[int, Any]:
         passage = prompt.split("Passage:\n", 1)[1].split("\n\nReply with", 1)[0]
@@ -94,20 +91,6 @@ class JudgeServer:
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
             "usage": {"prompt_tokens": 90, "completion_tokens": 10, "total_tokens": 100},
         }
-
-    @property
-    def base_url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def __enter__(self) -> JudgeServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join()
 
 
 @pytest.fixture
@@ -178,7 +161,7 @@ def test_bad_judge_specs(spec: str, message: str) -> None:
         )
 
 
-class _Recorder:
+class _Recorder(LoopbackServer):
     """A loopback server that records every request it gets, and answers with ``reply``."""
 
     def __init__(self, reply: tuple[int, dict[str, str]]) -> None:
@@ -203,23 +186,7 @@ class _Recorder:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def origin(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def __enter__(self) -> _Recorder:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join()
+        super().__init__(Handler)
 
 
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
