@@ -329,3 +329,33 @@ def test_retriever_raising_or_returning_garbage_fails_only_its_stage() -> None:
     evaluate(DOCS, JUDGMENTS, stages={"raising": Raising()}, failures=failures)
     assert [f.stage for f in failures] == ["raising"]
     assert isinstance(failures[0].__cause__, KeyError)
+
+
+@pytest.mark.parametrize(
+    ("code", "where"),
+    [
+        ("def search(query):\n    raise SystemExit(0)\n", "the callable called sys.exit(0)"),
+        (
+            "class S:\n    def search(self, queries, depth):\n        import sys; sys.exit(4)\n"
+            "def make():\n    return S()\n",
+            "the retriever called sys.exit(4)",
+        ),
+        ("def make():\n    raise SystemExit('bye')\n", "called sys.exit('bye')"),
+    ],
+)
+def test_sys_exit_in_user_code_fails_the_stage_not_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: str, where: str
+) -> None:
+    # sys.exit inside a retriever ended the whole run with exit 0 and no report; it is the
+    # stage's failure like any exception: the other stages are scored and reported.
+    module = f"exiting_{abs(hash(code))}"  # one module per case: imports are cached
+    (tmp_path / f"{module}.py").write_text(code, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    target = f"{module}:search" if "def search(query)" in code else f"{module}:make"
+    stage = StageConfig(name="mine", retriever=CallableRetriever(target=target))
+    report = evaluate(DOCS, JUDGMENTS, EvalSettings(stages=[stage], bootstrap={"resamples": 50}))
+    failed = report.stage("mine")
+    assert failed.error is not None
+    assert where in failed.error
+    assert report.stage("bm25").error is None
+    assert report.stage("bm25").queries

@@ -206,3 +206,27 @@ def test_bad_settings(repeats: int, concurrency: int) -> None:
         RelevanceJudge(
             callable_judge(lambda q, p: 1), model="m", repeats=repeats, concurrency=concurrency
         )
+
+
+def _raises(query: str, passage: str) -> int:
+    raise ValueError("model down")
+
+
+def _exits(query: str, passage: str) -> int:
+    raise SystemExit(3)
+
+
+@pytest.mark.parametrize(
+    ("function", "message"),
+    [(_raises, "judge function raised ValueError: model down"), (_exits, "sys.exit(3)")],
+)
+def test_a_judge_function_that_raises_or_exits_fails_its_calls(
+    tmp_path: Path, function: Callable[[str, str], int], message: str
+) -> None:
+    # The user's function is user code: its exception (or sys.exit) fails that call, listed,
+    # never the process (it was "internal error" for an exception, a silent exit 3 for exit).
+    judge = RelevanceJudge(callable_judge(function), model="f", cache=tmp_path / "c.jsonl")
+    run = judge.judge([("q", "p1"), ("q", "p2")])
+    assert [v.majority for v in run.verdicts] == [None, None]
+    assert all(message in failure for v in run.verdicts for failure in v.failures)
+    assert run.usage.failed == 2 * judge.repeats

@@ -154,7 +154,7 @@ def _function(function: Callable[..., Any], stage: str) -> Scorer:
         for query, texts in batch:
             try:
                 values = function(query, list(texts))
-            except Exception as error:
+            except (Exception, SystemExit) as error:  # user code
                 raise user_failure(stage, "the scoring function", error) from error
             out.append(_checked(stage, values, len(texts)))
         return out

@@ -103,7 +103,7 @@ class LangChainStage:
         texts = [q.text for q in queries]
         try:
             results = self.found.batch(texts, return_exceptions=True, **keywords)
-        except Exception as error:
+        except (Exception, SystemExit) as error:  # user code
             raise user_failure(self.stage, "the retriever's batch", error) from error
         for query, result in zip(queries, results, strict=True):
             if isinstance(result, Exception):

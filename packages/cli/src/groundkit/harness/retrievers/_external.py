@@ -162,7 +162,7 @@ def load_target(target: str, *, stage: str) -> Any:
             module = importlib.import_module(where)
     except HarnessError:
         raise
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # importing runs the user's module
         hint = " (is it installed, or on PYTHONPATH?)" if isinstance(error, ImportError) else ""
         raise HarnessError(
             f"stage {stage!r}: cannot import {where!r}: {type(error).__name__}: {error}{hint}"

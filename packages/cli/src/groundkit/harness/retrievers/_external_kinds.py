@@ -106,7 +106,7 @@ def resolve_retriever_object(target: Any, *, stage: str, what: str = "retriever"
     if callable(named) and _takes_no_argument(named):
         try:
             made = named()
-        except Exception as error:
+        except (Exception, SystemExit) as error:  # user code
             raise user_failure(stage, f"the factory {shown!r}", error) from error
         if callable(getattr(made, "search", None)) or callable(made):
             return made
@@ -136,12 +136,12 @@ class _FunctionRetriever:
             for text in texts:
                 try:
                     out.append(self.function(text))
-                except Exception as error:
+                except (Exception, SystemExit) as error:  # user code
                     raise user_failure(self.stage, "the callable", error) from error
             return out
         try:
             results = self.function(texts)
-        except Exception as error:
+        except (Exception, SystemExit) as error:  # user code
             raise user_failure(self.stage, "the callable", error) from error
         if isinstance(results, str | bytes | Mapping) or not isinstance(results, Sequence):
             raise StageFailed(

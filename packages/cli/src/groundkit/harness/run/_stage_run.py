@@ -45,9 +45,14 @@ _TAIL_CHARS = 600
 def user_failure(stage: str, what: str, error: BaseException) -> StageFailed:
     """A stage failed because user code raised: one line, the last frames, the cause kept."""
     frames = traceback.format_exception(type(error), error, error.__traceback__)
+    done = (
+        f"called sys.exit({error.code!r})"
+        if isinstance(error, SystemExit)
+        else f"raised {type(error).__name__}: {error}"
+    )
     failure = StageFailed(
         stage,
-        f"{what} raised {type(error).__name__}: {error}",
+        f"{what} {done}",
         stderr_tail="".join(frames[-2:]).strip()[-_TAIL_CHARS:],
     )
     failure.__cause__ = error
@@ -124,7 +129,7 @@ def _search(
         return results, seconds
     except (HarnessError, StageFailed):
         raise
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # sys.exit in user code fails the stage
         raise user_failure(stage.name, "the retriever", error) from error
 
 
@@ -157,7 +162,7 @@ def _build(kind: RetrieverKind, stage: StageConfig, context: StageContext) -> Re
         retriever = kind.build(stage.retriever, context)
     except (HarnessError, StageFailed):
         raise
-    except Exception as error:
+    except (Exception, SystemExit) as error:
         raise HarnessError(
             f"stage {stage.name!r}: the {kind.name} retriever cannot be built: "
             f"{type(error).__name__}: {error}"
@@ -191,7 +196,7 @@ def _calling(stage: str, hook: str, function: Callable[..., Any], *args: Any) ->
         return function(*args)
     except (HarnessError, StageFailed):
         raise
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # sys.exit in user code fails the stage
         raise user_failure(stage, f"the retriever's {hook}()", error) from error
 
 

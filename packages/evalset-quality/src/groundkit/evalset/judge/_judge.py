@@ -288,11 +288,20 @@ def _reply_json(grade: object, reason: str) -> str:
 def callable_judge(function: Callable[[str, str], object]) -> JudgeClient:
     """Wrap ``function(query, passage)`` returning a grade, ``(grade, reason)`` or reply text.
 
-    A grade outside 0–3 or any other return value makes that call fail (it is listed).
+    A grade outside 0–3, any other return value, an exception or ``sys.exit`` in the function
+    makes that call fail (it is listed); the run goes on.
     """
 
     def client(request: JudgeRequest) -> str:
-        value = function(request.query, request.passage)
+        try:
+            value = function(request.query, request.passage)
+        except (Exception, SystemExit) as error:  # the user's code: this call failed, listed
+            what = (
+                f"called sys.exit({error.code!r})"
+                if isinstance(error, SystemExit)
+                else f"raised {type(error).__name__}: {error}"
+            )
+            raise JudgeCallError(f"judge function {what}"[:300]) from error
         if isinstance(value, str):
             return value
         if isinstance(value, tuple) and len(value) == 2:
