@@ -201,3 +201,35 @@ def _row(line: bytes) -> dict[str, object] | None:
     except ValueError:
         return None  # the torn line of the kill
     return row if isinstance(row, dict) else None
+
+
+def test_a_judge_that_decides_nothing_fails_the_run_and_writes_nothing(
+    demo: Path, tmp_path: Path
+) -> None:
+    # A recorded judge with no answer for any hit: every call fails. That is no adjudication:
+    # exit 1 naming the commonest failure, and no adjudicated report or list is written.
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("")
+    before = _state(tmp_path)
+    code, output = _adjudicate(demo, tmp_path, "--judge", f"recorded:{answers}")
+    assert code == 1, output
+    assert "the judge decided 0 of" in output
+    assert "commonest failure" in output
+    assert "no recorded answer" in output
+    assert len(output.strip().splitlines()) == 1
+    assert _state(tmp_path) == before
+    # Asked for: a share the judge did not reach fails too; --min-success 0 accepts anything.
+    recorded = tmp_path / "some.jsonl"
+    count = _record_answers(demo, recorded, 3)
+    lines = recorded.read_text().splitlines(keepends=True)
+    recorded.write_text("".join(lines[: len(lines) // 2]))  # answers for about half the hits
+    code, output = _adjudicate(
+        demo, tmp_path, "--judge", f"recorded:{recorded}", "--min-success", "0.9"
+    )
+    assert code == 1, output
+    assert "needed" in output
+    code, output = _adjudicate(
+        demo, tmp_path, "--judge", f"recorded:{answers}", "--min-success", "0"
+    )
+    assert code == 0, output
+    assert count > 0

@@ -87,7 +87,7 @@ def test_card_kappa_by_hand_and_adjudicate_calibrated(demo: Path, tmp_path: Path
     _record(report, answers)
     # Adjudication before any card: UNCALIBRATED, typed.
     adjudicate = [
-        "eval", "adjudicate", str(report), "--stage", STAGE, "--k", "3",
+        "eval", "adjudicate", str(report), "--stage", STAGE, "--k", "3", "--min-success", "0",
         "--judge", f"recorded:{answers}", "--out", str(tmp_path / "adj.json"),
         "--list", str(tmp_path / "list.jsonl"),
     ]  # fmt: skip

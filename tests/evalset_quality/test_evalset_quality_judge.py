@@ -19,11 +19,13 @@ from groundkit.evalset.judge import (
     JudgeReply,
     JudgeReplyError,
     JudgeRequest,
+    JudgingFailedError,
     judge_prompt,
     majority_grade,
     parse_reply,
     passage_hash,
 )
+from groundkit.judgments import RunFailure
 
 
 def test_prompt_carries_the_pair_and_the_scale() -> None:
@@ -193,7 +195,8 @@ def test_callable_and_recorded_clients(tmp_path: Path) -> None:
         0
     ].reasons == ["because"]
     bad = callable_judge(lambda q, p: 7)
-    assert RelevanceJudge(bad, model="b", repeats=1).judge([("q", "p")]).usage.failed == 1
+    lenient = RelevanceJudge(bad, model="b", repeats=1, min_decided=0.0)
+    assert lenient.judge([("q", "p")]).usage.failed == 1
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"query": "q", "passage": "p", "grade": 5}\n')
     with pytest.raises(EvalSetError, match="line 1 is not a recorded answer"):
@@ -225,8 +228,38 @@ def test_a_judge_function_that_raises_or_exits_fails_its_calls(
 ) -> None:
     # The user's function is user code: its exception (or sys.exit) fails that call, listed,
     # never the process (it was "internal error" for an exception, a silent exit 3 for exit).
-    judge = RelevanceJudge(callable_judge(function), model="f", cache=tmp_path / "c.jsonl")
+    judge = RelevanceJudge(
+        callable_judge(function), model="f", cache=tmp_path / "c.jsonl", min_decided=0.0
+    )
     run = judge.judge([("q", "p1"), ("q", "p2")])
     assert [v.majority for v in run.verdicts] == [None, None]
     assert all(message in failure for v in run.verdicts for failure in v.failures)
     assert run.usage.failed == 2 * judge.repeats
+
+
+def test_a_run_that_decided_too_little_fails_naming_the_commonest_cause(tmp_path: Path) -> None:
+    # Every call failing is not a result: the run raises (exit 1 on the CLI) with the cause.
+    def down(query: str, passage: str) -> int:
+        raise JudgeCallError("HTTP 401: invalid key")
+
+    judge = RelevanceJudge(callable_judge(down), model="f", cache=tmp_path / "c.jsonl")
+    with pytest.raises(JudgingFailedError, match=r"decided 0 of 2 pairs, 1 needed") as raised:
+        judge.judge([("q", "p1"), ("q", "p2")])
+    assert "commonest failure (6 of 6 failed calls)" in str(raised.value)
+    assert "HTTP 401: invalid key" in str(raised.value)
+    assert isinstance(raised.value, RunFailure)
+
+    def half(query: str, passage: str) -> int:
+        if passage.endswith("odd"):
+            raise JudgeCallError("timed out")
+        return 2
+
+    pairs = [("q", f"p{i} {'odd' if i % 2 else 'even'}") for i in range(10)]
+    assert RelevanceJudge(callable_judge(half), model="h").judge(pairs).usage.failed == 15
+    assert RelevanceJudge(callable_judge(half), model="h", min_decided=0.5).judge(pairs)
+    with pytest.raises(JudgingFailedError, match="decided 5 of 10 pairs, 6 needed"):
+        RelevanceJudge(callable_judge(half), model="h", min_decided=0.6).judge(pairs)
+    assert RelevanceJudge(callable_judge(half), model="h").judge([]).verdicts == []
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(EvalSetError, match="min_decided must be a share"):
+            RelevanceJudge(callable_judge(half), model="h", min_decided=bad)

@@ -156,6 +156,14 @@ def judge_options(function: Callable[..., Any]) -> Callable[..., Any]:
             type=click.IntRange(min=1),
             help="Calls in flight at once.",
         ),
+        click.option(
+            "--min-success",
+            default=None,
+            type=FiniteFloatRange(min=0.0, max=1.0),
+            metavar="SHARE",
+            help="Share of the judged hits the judge must decide (a majority grade), else exit "
+            "1 naming the commonest failure and writing nothing [default: at least one].",
+        ),
     ]
     for option in reversed(options):
         function = option(function)
@@ -174,6 +182,7 @@ class JudgeSettings:
     retries: int
     repeats: int
     concurrency: int
+    min_success: float | None = None
 
     @classmethod
     def pop(cls, options: dict[str, Any]) -> JudgeSettings:
@@ -187,6 +196,7 @@ class JudgeSettings:
             retries=options.pop("retries"),
             repeats=options.pop("repeats"),
             concurrency=options.pop("concurrency"),
+            min_success=options.pop("min_success"),
         )
 
     def judge(self, cache: Path) -> RelevanceJudge:
@@ -231,6 +241,7 @@ def build_judge(
             cache=cache,
             repeats=settings.repeats,
             concurrency=settings.concurrency,
+            min_decided=settings.min_success,
         )
     except EvalSetError as error:
         raise InputError(str(error)) from None

@@ -27,7 +27,6 @@ import numpy as np
 import numpy.typing as npt
 import Stemmer
 
-from groundkit.harness._errors import HarnessError
 from groundkit.harness.retrievers._builtin import Bm25Retriever
 from groundkit.harness.run._ranking import top_k
 
@@ -319,29 +318,26 @@ class Bm25Index:
         if progress is not None:
             progress("index", 0, 1)
         columns, vocabulary = self.analyzer.tokenize_ids(texts)
-        if not vocabulary:
-            raise HarnessError(
-                f"none of the {len(texts):,} chunks has a term BM25 can index (after stemming "
-                "and stopwords every chunk is empty); chunks this small cannot hold a word: "
-                "choose a larger chunker"
-            )
         # Kept to tell which chunks share a term with a query without analysing them again.
         self._chunk_terms = columns
         self._vocabulary = vocabulary
         self._query_terms: dict[str, frozenset[int]] = {}
-        self._model = ColumnsBM25(k1=config.k1, b=config.b, method=config.method)
-        self._model.index(
-            bm25s.tokenization.Tokenized(ids=columns, vocab=vocabulary), show_progress=False
-        )
         self._folder: tempfile.TemporaryDirectory[str] | None = None
-        if int(self._model.scores["data"].size) >= MMAP_MIN_ENTRIES:
-            self._memory_map()
+        # No chunk holds a term (stopwords only, or chunks too small for a word): no chunk can
+        # share a term with a query, so every search finds nothing (bm25s cannot index it).
+        self._model: ColumnsBM25 | None = None
+        if vocabulary:
+            self._model = ColumnsBM25(k1=config.k1, b=config.b, method=config.method)
+            self._model.index(
+                bm25s.tokenization.Tokenized(ids=columns, vocab=vocabulary), show_progress=False
+            )
+            if int(self._model.scores["data"].size) >= MMAP_MIN_ENTRIES:
+                self._memory_map(self._model)
         if progress is not None:
             progress("index", 1, 1)
 
-    def _memory_map(self) -> None:
+    def _memory_map(self, model: ColumnsBM25) -> None:
         """Save the scores and read them back memory-mapped (bm25s's own files)."""
-        model = self._model
         folder = tempfile.TemporaryDirectory(prefix="grk-bm25-", ignore_cleanup_errors=True)
         model.save(folder.name, show_progress=False)
         model.load_scores(folder.name, num_docs=model.scores["num_docs"], mmap=True)
@@ -372,11 +368,12 @@ class Bm25Index:
         results: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = []
         step = max(1, len(queries) // 100)
         for number, terms in enumerate(query_terms):
-            known = self._model.get_tokens_ids(terms) if terms else []
-            if not known or k == 0:
+            model = self._model
+            known = model.get_tokens_ids(terms) if terms and model is not None else []
+            if model is None or not known or k == 0:
                 results.append((np.zeros(0, np.int64), np.zeros(0, np.float64)))
             else:
-                scores = self._model.get_scores_from_ids(known)
+                scores = model.get_scores_from_ids(known)
                 ids = top_k(scores, k, positive_only=True)
                 results.append((ids, scores[ids].astype(np.float64)))
             if progress is not None and (number % step == 0 or number == len(queries) - 1):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from groundkit.harness._errors import HarnessError
 from groundkit.harness.retrievers._builtin import Bm25Retriever, DenseRetriever
 from groundkit.harness.retrievers._protocol import ChunkHits, ChunkSet, Query, StageContext
 
@@ -42,14 +41,11 @@ class Bm25Stage:
         shared = self.context.run.shared
 
         def build() -> Bm25Index:
-            try:
-                return self._index_type(
-                    chunks.texts,
-                    self.settings,
-                    progress=lambda _p, d, t: self.context.progress("index", d, t),
-                )
-            except HarnessError as error:  # the index knows no stage: the message names it
-                raise HarnessError(f"stage {self.context.stage!r}: {error}") from None
+            return self._index_type(
+                chunks.texts,
+                self.settings,
+                progress=lambda _p, d, t: self.context.progress("index", d, t),
+            )
 
         key = f"bm25:{id(chunks)}:{self.settings.model_dump_json()}"
         self._index, built = shared.index(key, chunks, build)

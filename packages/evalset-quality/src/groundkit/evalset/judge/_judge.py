@@ -15,9 +15,11 @@ any threshold t it is ≥ t exactly when more than half of the answers are ≥ t
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,7 @@ from groundkit.evalset.judge._cache import CachedCall, JudgeCache, call_key, pas
 from groundkit.evalset.judge._prompt import PROMPT_VERSION, Grade, JudgeReplyError
 from groundkit.evalset.judge._prompt import judge_prompt as _prompt
 from groundkit.evalset.judge._prompt import parse_reply as _parse
+from groundkit.judgments import RunFailure
 
 __all__ = [
     "RELEVANT_GRADE",
@@ -39,6 +42,7 @@ __all__ = [
     "JudgeRequest",
     "JudgeRun",
     "JudgeUsage",
+    "JudgingFailedError",
     "PairVerdict",
     "RelevanceJudge",
     "callable_judge",
@@ -144,6 +148,14 @@ class _Counter:
         self.calls = self.cached = self.failed = self.tokens = 0
 
 
+class JudgingFailedError(RunFailure):
+    """The judge decided too few pairs for its result to mean anything (exit 1 on the CLI).
+
+    Every call failing (a wrong key, a model that is down, replies without a grade) would
+    otherwise still produce an adjudicated report, a card or a pool estimate made of nothing.
+    """
+
+
 class RelevanceJudge:
     """Grade (query, passage) pairs with a client, cached, by majority of repeats.
 
@@ -154,6 +166,9 @@ class RelevanceJudge:
         repeats: Calls per pair (>= 1); the majority of those that answer decides.
         concurrency: Calls in flight at once (>= 1).
         prompt_version: Version of the prompt's wording (part of the cache key).
+        min_decided: Share of the distinct pairs of a run the judge must decide (a majority
+            grade reached), else :meth:`judge` raises :class:`JudgingFailedError`; ``None``
+            (the default): at least one pair; ``0``: no requirement.
 
     Raises:
         EvalSetError: A bad setting, or a cache file that is not a judge cache.
@@ -168,7 +183,12 @@ class RelevanceJudge:
         repeats: int = 3,
         concurrency: int = 4,
         prompt_version: str = PROMPT_VERSION,
+        min_decided: float | None = None,
     ) -> None:
+        if min_decided is not None and not (
+            math.isfinite(min_decided) and 0.0 <= min_decided <= 1.0
+        ):
+            raise EvalSetError(f"min_decided must be a share in [0, 1], got {min_decided!r}")
         if repeats < 1:
             raise EvalSetError(f"repeats must be at least 1, got {repeats}")
         if concurrency < 1:
@@ -181,11 +201,14 @@ class RelevanceJudge:
         self.concurrency = concurrency
         self.prompt_version = prompt_version
         self.cache = JudgeCache(cache)
+        self.min_decided = min_decided
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> JudgeRun:
         """Grade every ``(query, passage)`` pair; identical pairs are judged once.
 
         Raises:
+            JudgingFailedError: Fewer pairs decided than ``min_decided`` asks (none at all, by
+                default); the answers received stay cached.
             Exception: Whatever the client raises other than :class:`JudgeCallError` (the
                 calls finished until then stay cached).
         """
@@ -202,7 +225,9 @@ class RelevanceJudge:
                 else:
                     counter.cached += 1
         self._run(todo, unique, failures, counter)
-        verdicts = [self._verdict(key, unique[key], failures) for key in keys]
+        by_key = {key: self._verdict(key, unique[key], failures) for key in unique}
+        self._require_decisions(by_key, failures)
+        verdicts = [by_key[key] for key in keys]
         usage = JudgeUsage(
             calls=counter.calls,
             cached=counter.cached,
@@ -258,6 +283,27 @@ class RelevanceJudge:
                 failures[(key, repeat)] = str(error)
             return
         self.cache.put(key, repeat, (int(grade), reason, answer.tokens))
+
+    def _require_decisions(
+        self, verdicts: Mapping[str, PairVerdict], failures: Mapping[tuple[str, int], str]
+    ) -> None:
+        pairs = len(verdicts)
+        if pairs == 0:
+            return
+        share = self.min_decided
+        needed = 1 if share is None else math.ceil(share * pairs - 1e-9)
+        decided = sum(1 for verdict in verdicts.values() if verdict.majority is not None)
+        if decided >= needed:
+            return
+        causes = Counter(failures.values())
+        commonest = ""
+        if causes:
+            text, count = causes.most_common(1)[0]
+            commonest = f"; commonest failure ({count} of {causes.total()} failed calls): {text}"
+        raise JudgingFailedError(
+            f"the judge decided {decided} of {pairs} pairs, {needed} needed{commonest}"[:600]
+            + "; the answers received are cached"
+        )
 
     def _verdict(
         self, key: str, pair: tuple[str, str], failures: dict[tuple[str, int], str]
