@@ -99,8 +99,9 @@ def _trec_table(columns: int, integer: int, number: int | None = None) -> Callab
         if _NESTED_NUMBERS.match(head):
             return True
         lines = head.split(b"\n")
-        complete = [line for line in lines[:-1] if line.strip()] if len(head) == _HEAD else None
-        rows = [line.split() for line in (complete or [x for x in lines if x.strip()])][:20]
+        if len(head) == _HEAD:
+            lines.pop()  # the last line may be cut by the read
+        rows = [line.split() for line in lines if line.strip()][:20]
         return bool(rows) and all(_trec_row(row, columns, integer, number) for row in rows)
 
     return recognised
