@@ -12,6 +12,9 @@ import pytest
 
 # Haystack reads this when it is imported: the tests make no network call, telemetry included.
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+# Commands run by the tests (CliRunner mixes standard error into the output they check) show
+# no progress unless a test asks for it: the plain progress lines are tested on their own.
+os.environ.setdefault("GROUNDKIT_PROGRESS", "off")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"

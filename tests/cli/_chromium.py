@@ -166,6 +166,15 @@ class Browser:
                 ".map(s => s.getBoundingClientRect().width)"
             ),
             "title": evaluate("document.title"),
+            # Tables that do not fit their card: the section of each (a cut column).
+            "cut_tables": evaluate(
+                "[...document.querySelectorAll('.table-scroll')]"
+                # shown: not in a closed <details> (its numbers open on request)
+                ".filter(d => !d.closest('details:not([open])'))"
+                ".filter(d => d.scrollWidth > d.clientWidth + 1)"
+                ".map(d => ((d.closest('section') || {}).id || '?')"
+                " + ':' + d.scrollWidth + '>' + d.clientWidth)"
+            ),
         }
         dom = str(evaluate("document.documentElement.outerHTML"))
         image = None

@@ -44,7 +44,7 @@ def test_demo_bm25_stages_tell_a_story(tmp_path: Path) -> None:
     ]
     # The demo shows each stage's cost: real figures, batch-attributed latency said so.
     assert "cost and latency per stage" in result.output
-    assert "batch seconds attributed evenly" in result.output
+    assert "batch seconds shared evenly" in result.output
     for stage in report.stages:
         cost = stage.cost
         assert cost is not None

@@ -529,6 +529,9 @@ def test_page_numbers_are_the_summarys(swept: Swept) -> None:
         assert f'data-field="context_chars" data-value="{point.context_chars!r}"' in page
     assert page.count('<td class="front">★</td>') == len(summary.front)
     assert page.count('<svg class="plot"') == 1
+    for point in summary.points:  # each arm links to its report, in the plot and the table
+        assert f'<a xlink:href="{point.report}"' in page
+        assert f'<a href="{point.report}">{point.name}</a>' in page
 
 
 @pytest.mark.browser

@@ -380,7 +380,11 @@ def check_numbers_match(page_html: str, report_json: str) -> int:
             checked += 1
         for comparison in stage["comparisons"]:
             cells = find(found, stage=stage["name"], metric=comparison["metric"])
-            for name in ("effect", "low", "high", "p_value", "p_holm"):
+            adjusted = "p_holm" if comparison.get("p_adjusted") is None else "p_adjusted"
+            shown = ["effect", "low", "high", "p_value"]
+            if comparison.get("role", "decision") == "decision":
+                shown.append(adjusted)  # the adjusted p the verdict was decided on
+            for name in shown:
                 values = {
                     float(c.attrs["data-value"]) for c in cells if c.attrs["data-field"] == name
                 }

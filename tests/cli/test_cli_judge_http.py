@@ -23,14 +23,12 @@ from groundkit.evalset import RelevanceJudge
 class JudgeServer(LoopbackServer):
     """Grades passages by a word in them; misbehaves on purpose for some passages.
 
-    ``busy`` passages get 429 then 503 before an answer, ``slow`` ones answer after the
-    client's timeout, ``broken`` ones get a body that is not a chat completion.
+    ``busy`` passages get 429 then 503 before an answer, ``slow`` ones get no answer before
+    the server stops, ``broken`` ones get a body that is not a chat completion.
     """
 
     def __init__(self, delay: float = 0.05) -> None:
         self.lock = threading.Lock()
-        self.in_flight = 0
-        self.peak = 0
         self.requests = 0
         self.statuses: list[int] = []
         self.busy_seen: dict[str, int] = {}
@@ -41,15 +39,9 @@ class JudgeServer(LoopbackServer):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server.lock:
                     server.requests += 1
-                    server.in_flight += 1
-                    server.peak = max(server.peak, server.in_flight)
-                try:
-                    status, payload = server.answer(body["messages"][0]["content"], delay)
-                finally:
-                    with server.lock:
-                        if not getattr(threading.current_thread(), "released", False):
-                            server.in_flight -= 1
-                        server.statuses.append(status)
+                status, payload = server.answer(body["messages"][0]["content"], delay)
+                with server.lock:
+                    server.statuses.append(status)
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 try:
                     self.send_response(status)
@@ -75,13 +67,7 @@ class JudgeServer(LoopbackServer):
             if seen == 2:
                 return 503, {"error": "overloaded"}
         if "slow" in passage:
-            # Counted in flight only until just before the client's timeout: an abandoned
-            # request still sleeping here is no longer the client's.
-            time.sleep(0.25)
-            with self.lock:
-                self.in_flight -= 1
-            threading.current_thread().released = True  # type: ignore[attr-defined]
-            time.sleep(0.35)
+            self.stopping.wait(30)  # past any client's timeout
         if "broken" in passage:
             return 200, b'{"choices": []}'
         time.sleep(delay)
@@ -99,15 +85,14 @@ def server() -> Iterator[JudgeServer]:
         yield running
 
 
-def test_bound_retries_failures_tokens_and_cache(server: JudgeServer, tmp_path: Path) -> None:
-    chat = ChatClient(server.base_url, "judge-m", timeout=0.3, retries=2, retry_delay=0.01)
+def test_retries_failures_tokens_and_cache(server: JudgeServer, tmp_path: Path) -> None:
+    chat = ChatClient(server.base_url, "judge-m", timeout=0.5, retries=2, retry_delay=0.01)
     cache = tmp_path / "judge.jsonl"
     judge = RelevanceJudge(http_judge(chat), model="judge-m", cache=cache, repeats=3, concurrency=2)
     pairs = [("q", f"passage {i} answer") for i in range(6)]
     pairs += [("q", "a busy answer"), ("q", "a slow answer"), ("q", "a broken answer")]
     pairs += [("q", "nothing here")]
     run = judge.judge(pairs)
-    assert server.peak == 2  # the bound holds, and is reached
     by_passage = {p: v for (_, p), v in zip(pairs, run.verdicts, strict=True)}
     assert by_passage["passage 0 answer"].majority == 3
     assert by_passage["nothing here"].majority == 0
@@ -131,6 +116,71 @@ def test_bound_retries_failures_tokens_and_cache(server: JudgeServer, tmp_path: 
     assert server.requests == requests  # no new call for cached judgments
     assert again.usage.calls == 0
     assert again.usage.cached == 24
+
+
+class HoldingServer(LoopbackServer):
+    """Counts the requests in flight, holding the first ``bound`` until they all are.
+
+    Each of the first ``bound`` requests waits until ``bound`` are in flight (``reached``
+    stays true unless a generous wait runs out), then up to ``linger`` seconds more for one
+    over the bound: a client that allows more calls in flight has every chance to show it.
+    A request leaves the count before its reply is sent, so the client's next request can
+    never overlap it in the count. ``most``: the most in flight at once.
+    """
+
+    def __init__(self, bound: int, linger: float = 0.3) -> None:
+        self.changed = threading.Condition()
+        self.arrivals = 0
+        self.in_flight = 0
+        self.most = 0
+        self.reached = True
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers["Content-Length"]))
+                with server.changed:
+                    arrival = server.arrivals
+                    server.arrivals += 1
+                    server.in_flight += 1
+                    server.most = max(server.most, server.in_flight)
+                    server.changed.notify_all()
+                    if arrival < bound:
+                        if not server.changed.wait_for(lambda: server.in_flight >= bound, 60):
+                            server.reached = False
+                        server.changed.wait_for(lambda: server.in_flight > bound, linger)
+                    server.in_flight -= 1
+                    server.changed.notify_all()
+                content = json.dumps({"grade": 3, "reason": "held"})
+                data = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        super().__init__(Handler)
+
+
+@pytest.mark.parametrize("bound", [1, 2, 3])
+def test_calls_in_flight_reach_the_bound_and_never_pass_it(bound: int, tmp_path: Path) -> None:
+    # Counted, not raced: the server holds the first calls until the bound is reached, and
+    # lingers for one more; a correct client never sends it, whatever the load.
+    with HoldingServer(bound) as held:
+        chat = ChatClient(held.base_url, "m", timeout=120, retries=0)
+        judge = RelevanceJudge(
+            http_judge(chat), model="m", cache=tmp_path / "c.jsonl", repeats=2, concurrency=bound
+        )
+        run = judge.judge([("q", f"passage {i}") for i in range(2 * bound + 1)])
+        chat.close()
+    assert held.most <= bound  # never passed
+    assert held.reached  # and reached
+    assert held.most == bound
+    assert run.usage.failed == 0
+    assert held.arrivals == run.usage.calls == 2 * (2 * bound + 1)
 
 
 def test_unreachable_endpoint_stops_with_an_input_error(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ class _Terminal(io.StringIO):
 
 
 def test_the_bar_follows_the_arms_with_the_sweep_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GROUNDKIT_PROGRESS", raising=False)  # the default display
     err = _Terminal()
     monkeypatch.setattr(sys, "stderr", err)
     display = SweepDisplay()

@@ -165,3 +165,51 @@ def test_ties_are_what_decide_the_figures_here(tmp_path: Path) -> None:
         ascending[query.query_id] = {doc: float(len(docs) - i) for i, doc in enumerate(docs)}
     other = evaluate_trec(qrels, ascending, ["ndcg_cut.10"], all_queries=True)
     assert other.summary["ndcg_cut_10"] != stage.aggregates["ndcg@10"].mean
+
+
+def _scores(report_path: Path, stage: str = "bm25") -> dict[str, list[tuple[float, str]]]:
+    report = load_report(report_path)
+    return {
+        q.query_id: [(hit.score, hit.doc) for hit in q.hits] for q in report.stage(stage).queries
+    }
+
+
+def test_a_tie_across_the_cut_keeps_what_trec_eval_ranks_first(tmp_path: Path) -> None:
+    # The hits at --k 3 are the first three of the whole ranking as trec_eval orders it,
+    # even where five tied documents straddle rank 3.
+    corpus, judgments = _collection(tmp_path)
+    cut, whole = tmp_path / "cut.json", tmp_path / "whole.json"
+    common = ["eval", "run", "--corpus", corpus, "--judgments", judgments, "--level", "document"]
+    _run(*common, "--k", "3", "--report", cut, "--no-items", "--resamples", "50")
+    _run(*common, "--k", "30", "--report", whole, "--no-items", "--resamples", "50")
+    for query, ranked in _scores(whole).items():
+        in_trec_order = sorted(ranked, reverse=True)  # score, then id, descending
+        assert ranked == in_trec_order
+        assert _scores(cut)[query] == in_trec_order[:3], query
+
+
+def test_three_identical_documents_score_alike_at_every_depth(tmp_path: Path) -> None:
+    # The repro: the gold document is the last of three identical ones by id; trec_eval ranks
+    # it first, so mrr is 1 at --k 1 as at --k 3 (it was 0 at --k 1 when the cut kept the
+    # first index of the tie).
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (corpus / name).write_text("The refund window is thirty days.\n", encoding="utf-8")
+    judgments = tmp_path / "j.jsonl"
+    gold = {"doc": "c.txt", "quote": "The refund window is thirty days."}
+    judgments.write_text(
+        json.dumps({"query_id": "q", "query": "refund window", "gold": [gold]}) + "\n",
+        encoding="utf-8",
+    )
+    figures = []
+    for k in ("1", "2", "3"):
+        out = tmp_path / f"k{k}.json"
+        _run(
+            "eval", "run", "--corpus", corpus, "--judgments", judgments, "--level", "document",
+            "--k", k, "--report", out, "--no-items", "--resamples", "50",
+        )  # fmt: skip
+        query = load_report(out).stages[0].queries[0]
+        assert query.hits[0].doc == "c.txt"
+        figures.append(query.scores["mrr"])
+    assert figures == [1.0, 1.0, 1.0]

@@ -38,6 +38,8 @@ CONFIGS = [
     Bm25Retriever(stopwords=None),
     Bm25Retriever(method="bm25+", k1=1.2, b=0.5),
     Bm25Retriever(method="robertson"),
+    Bm25Retriever(k1=0.9, b=0.4, stopwords="lucene", stemmer="porter"),  # Pyserini's
+    Bm25Retriever(stopwords="none", stemmer="none"),
 ]
 
 
@@ -126,3 +128,82 @@ def test_token_columns_are_the_lists(lists: list[list[int]], batch: int) -> None
         assert columns.terms_of(0).tolist() == lists[0]
     with pytest.raises(IndexError):
         columns[len(lists)]
+
+
+def test_porter_and_snowball_stem_differently_and_none_keeps_words() -> None:
+    text = ["generalization of running"]
+    porter = LexicalAnalyzer(Bm25Retriever(stemmer="porter")).tokenize_ids(text)[1]
+    snowball = LexicalAnalyzer(Bm25Retriever(stemmer="english")).tokenize_ids(text)[1]
+    kept = LexicalAnalyzer(Bm25Retriever(stemmer="none", stopwords="none")).tokenize_ids(text)[1]
+    assert list(porter) == ["gener", "run"]
+    assert list(snowball) == ["general", "run"]
+    assert list(kept) == ["generalization", "of", "running"]
+
+
+def test_lucene_stopwords_are_lucenes_english_set() -> None:
+    # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, written out independently.
+    lucene = [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "was",
+        "will",
+        "with",
+    ]
+    assert sorted(LexicalAnalyzer(Bm25Retriever(stopwords="lucene")).stopwords) == lucene
+
+
+def test_a_stopwords_file_is_read_and_a_bad_name_is_one_line(tmp_path: Path) -> None:
+    words = tmp_path / "stop.txt"
+    words.write_text("# mine\nFox\n\nbrown\n", encoding="utf-8")
+    analyzer = LexicalAnalyzer(Bm25Retriever(stopwords=words))
+    assert analyzer.stopwords == ["brown", "fox"]
+    assert list(analyzer.tokenize_ids(["The brown fox sleeps"])[1]) == ["the", "sleep"]
+    with pytest.raises(ValueError, match="'english' is not a file"):
+        Bm25Retriever(stopwords="english")
+    with pytest.raises(ValueError, match="stemmer"):
+        Bm25Retriever(stemmer="lancaster")  # type: ignore[arg-type]
+
+
+def test_a_stopwords_file_in_a_config_is_relative_to_its_folder(tmp_path: Path) -> None:
+    from groundkit.harness.run._config_load import resolve_config_paths
+
+    (tmp_path / "stop.txt").write_text("fox\n", encoding="utf-8")
+    raw = {"stages": [{"name": "b", "retriever": {"kind": "bm25", "stopwords": "stop.txt"}}]}
+    resolved = resolve_config_paths(raw, tmp_path)
+    settings = Bm25Retriever(**resolved["stages"][0]["retriever"])
+    assert settings.stopwords == tmp_path / "stop.txt"
+    assert (
+        resolve_config_paths(
+            {"stages": [{"name": "b", "retriever": {"kind": "bm25", "stopwords": "lucene"}}]},
+            tmp_path,
+        )["stages"][0]["retriever"]["stopwords"]
+        == "lucene"
+    )

@@ -162,7 +162,8 @@ def test_flat_ranks_exactly_like_numpy_and_ivf_is_deterministic(
 
 
 def test_exact_ties_are_ordered_like_the_exact_search(tmp_path: Path) -> None:
-    # Identical passages embed identically: every path must put the earlier chunk first.
+    # Identical passages embed identically: every path must put the later chunk first
+    # (trec_eval's rule: ties by id descending).
     text = "Backups run nightly and are kept for thirty days. "
     docs = {f"d{i}.txt": text * 2 for i in range(6)}
     judgments = [
@@ -187,6 +188,6 @@ def test_exact_ties_are_ordered_like_the_exact_search(tmp_path: Path) -> None:
         name: [(h.doc, h.start) for h in report.stage(name).queries[0].hits]
         for name in ("exact", "flat", "ivf")
     }
-    assert ranked["exact"] == sorted(ranked["exact"])  # ties: corpus order
+    assert ranked["exact"] == sorted(ranked["exact"], reverse=True)  # ties: ids descending
     assert ranked["flat"] == ranked["exact"]
     assert ranked["ivf"] == ranked["exact"]

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from groundkit.harness import (
     CallableRetriever,
@@ -364,7 +366,7 @@ def test_reciprocal_rank_fusion_matches_a_hand_computation(tmp_path: Path) -> No
     assert beta.hits[0].score == pytest.approx(1 / 11)
 
 
-def test_fusion_ties_prefer_the_better_rank_then_the_earlier_stage(tmp_path: Path) -> None:
+def test_fusion_ties_go_to_the_higher_id_whichever_stage_comes_first(tmp_path: Path) -> None:
     one = _write_lines(
         tmp_path / "one.jsonl",
         [{"query_id": "q-alpha", "hits": [{"doc": "b.txt", "start": 0, "end": 4}]}],
@@ -377,8 +379,11 @@ def test_fusion_ties_prefer_the_better_rank_then_the_earlier_stage(tmp_path: Pat
         StageConfig(name="one", retriever=PredictionsRetriever(path=one)),
         StageConfig(name="two", retriever=PredictionsRetriever(path=two)),
         StageConfig(name="rrf", retriever=HybridRetriever(stages=["two", "one"])),
+        StageConfig(name="frr", retriever=HybridRetriever(stages=["one", "two"])),
     )
-    assert [h.doc for h in report.stage("rrf").queries[0].hits] == ["a.txt", "b.txt"]
+    # Equal fused scores: trec_eval's order (id descending), not the order of the stages.
+    assert [h.doc for h in report.stage("rrf").queries[0].hits] == ["b.txt", "a.txt"]
+    assert [h.doc for h in report.stage("frr").queries[0].hits] == ["b.txt", "a.txt"]
 
 
 def test_hybrid_of_a_failed_stage_fails() -> None:
@@ -407,12 +412,29 @@ def test_hybrid_of_internal_stages_keeps_chunk_traces() -> None:
 # --- BM25 and top-k -----------------------------------------------------------------------------
 
 
-def test_top_k_breaks_ties_by_index() -> None:
+def test_top_k_breaks_ties_by_index_descending() -> None:
     scores = np.array([1.0, 3.0, 3.0, 0.0, 3.0, 2.0], dtype=np.float32)
-    assert top_k(scores, 2, positive_only=False).tolist() == [1, 2]
-    assert top_k(scores, 4, positive_only=False).tolist() == [1, 2, 4, 5]
-    assert top_k(scores, 10, positive_only=True).tolist() == [1, 2, 4, 5, 0]
+    assert top_k(scores, 2, positive_only=False).tolist() == [4, 2]
+    assert top_k(scores, 4, positive_only=False).tolist() == [4, 2, 1, 5]
+    assert top_k(scores, 10, positive_only=True).tolist() == [4, 2, 1, 5, 0]
     assert top_k(np.zeros(3), 2, positive_only=True).tolist() == []
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=4), min_size=1, max_size=40),
+    st.integers(min_value=1, max_value=45),
+    st.booleans(),
+)
+def test_top_k_is_the_full_trec_ranking_cut_at_k(values: list[int], k: int, positive: bool) -> None:
+    # The cut keeps what trec_eval would rank first if every item were written to a run:
+    # score descending, then id descending (a brute force over the whole list).
+    scores = np.array(values, dtype=np.float32)
+    full = sorted(
+        (i for i in range(len(values)) if not positive or values[i] > 0),
+        key=lambda i: (values[i], i),
+        reverse=True,
+    )
+    assert top_k(scores, k, positive_only=positive).tolist() == full[:k]
 
 
 def test_bm25_returns_only_matching_chunks() -> None:
@@ -424,9 +446,9 @@ def test_bm25_returns_only_matching_chunks() -> None:
 
 
 def test_fusion_ties_do_not_depend_on_the_order_of_the_sum() -> None:
-    # Hit A (doc 0) ranks (7, 1, 2) in three runs, hit B (doc 1) ranks (1, 2, 7): the same
-    # fused score, best rank 1 and first run for both, so the documented tie rule puts the
-    # lower document code first. Summing the reciprocal ranks in run order gives B one ulp
+    # Hit A (doc 1) ranks (7, 1, 2) in three runs, hit B (doc 0) ranks (1, 2, 7): the same
+    # fused score, so the documented tie rule (trec_eval's) puts the higher document code
+    # first. Summing the reciprocal ranks in run order gives B one ulp
     # more than A; the fused score must not depend on that order.
     from groundkit.harness.retrievers._fusion import reciprocal_rank_fusion
     from groundkit.harness.run._ranking import RankedRun
@@ -442,7 +464,7 @@ def test_fusion_ties_do_not_depend_on_the_order_of_the_sum() -> None:
         chunk_ids = np.full(depth, -1, dtype=np.int64)
         return RankedRun.from_lists(["q"], [(docs, starts, ends, scores, chunk_ids)])
 
-    runs = [run({1: 1, 7: 0}), run({1: 0, 2: 1}), run({2: 0, 7: 1})]
+    runs = [run({1: 0, 7: 1}), run({1: 1, 2: 0}), run({2: 1, 7: 0})]
     fused = reciprocal_rank_fusion(runs, k=60, depth=2)
-    assert fused.docs.tolist() == [0, 1]
+    assert fused.docs.tolist() == [1, 0]
     assert fused.scores[0] == fused.scores[1]

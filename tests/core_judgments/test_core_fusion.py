@@ -16,27 +16,22 @@ ranked_lists = st.lists(st.lists(keys, unique=True, max_size=8), min_size=1, max
 
 
 def reference(lists: list[list[Key]], k: int, depth: int) -> list[tuple[Key, Fraction]]:
-    """The definition with exact fractions: score, best rank, earlier list, then the key."""
+    """The definition with exact fractions: score, then the key descending (trec_eval's rule)."""
     score: dict[Key, Fraction] = {}
-    best: dict[Key, int] = {}
-    first: dict[Key, int] = {}
-    for index, ranked in enumerate(lists):
+    for ranked in lists:
         for rank, key in enumerate(ranked, start=1):
             score[key] = score.get(key, Fraction(0)) + Fraction(1, k + rank)
-            best[key] = min(best.get(key, rank), rank)
-            first.setdefault(key, index)
-    order = sorted(score, key=lambda key: (-score[key], best[key], first[key], key))
+    order = sorted(score, key=lambda key: (score[key], key), reverse=True)
     return [(key, score[key]) for key in order[:depth]]
 
 
 @settings(max_examples=300, deadline=None)
 @given(ranked_lists, st.integers(1, 100), st.integers(1, 12))
 def test_fusion_follows_its_definition(lists: list[list[Key]], k: int, depth: int) -> None:
-    rows = [(key, rank, index) for index, r in enumerate(lists) for rank, key in enumerate(r, 1)]
+    rows = [(key, rank) for r in lists for rank, key in enumerate(r, 1)]
     chosen, scores = fuse_ranks(
-        np.asarray([key for key, _, _ in rows], dtype=np.int64).reshape(-1, 3),
-        np.asarray([rank for _, rank, _ in rows], dtype=np.int64),
-        np.asarray([index for _, _, index in rows], dtype=np.int64),
+        np.asarray([key for key, _ in rows], dtype=np.int64).reshape(-1, 3),
+        np.asarray([rank for _, rank in rows], dtype=np.int64),
         k=k,
         depth=depth,
     )

@@ -54,7 +54,8 @@ def _files(tmp_path: Path, seed: int) -> tuple[Path, Path]:
         if rng.random() < 0.7:
             scores.sort(reverse=True)  # file order is usually score order
         for rank, (doc, score) in enumerate(zip(ranked, scores, strict=True), start=1):
-            run_lines.append(f"{query} Q0 {doc} {rank} {_score_text(rng, score)} run{seed} extra")
+            extra = " extra" if seed % 2 else ""  # trailing fields: only with extra_fields
+            run_lines.append(f"{query} Q0 {doc} {rank} {_score_text(rng, score)} run{seed}{extra}")
     run_lines += [f"unjudged Q0 d{i} 1 {i} run{seed}" for i in range(3)]
     # Queries split over blocks, lines shuffled: the ranking is made from the scores alone.
     head, tail = run_lines[:2], run_lines[2:]
@@ -66,8 +67,15 @@ def _files(tmp_path: Path, seed: int) -> tuple[Path, Path]:
     return qrels_path, run_path
 
 
-def _mapping(qrels: Path, run: Path, measures: list[str], **options: object) -> str:
-    result = evaluate_trec(read_qrels(qrels), read_trec_run(run), measures, **options)  # type: ignore[arg-type]
+def _mapping(
+    qrels: Path, run: Path, measures: list[str], *, extra_fields: bool, **options: object
+) -> str:
+    result = evaluate_trec(
+        read_qrels(qrels),
+        read_trec_run(run, extra_fields=extra_fields),
+        measures,
+        **options,  # type: ignore[arg-type]
+    )
     return format_trec_eval(result, per_query=True)
 
 
@@ -84,11 +92,17 @@ def test_file_path_prints_what_the_mapping_path_prints(
 
     for options in OPTIONS:
         for measures in (["official"], ["all_trec", "relstring.12"]):
-            expected = _mapping(qrels, run, measures, **options)
+            expected = _mapping(qrels, run, measures, extra_fields=bool(seed % 2), **options)
             with monkeypatch.context() as patch:
                 patch.setattr(_trec_files, "read_qrels", _refuse)
                 patch.setattr(_trec_files, "read_trec_run", _refuse)
-                result = evaluate_trec_files(qrels, run, measures, **options)  # type: ignore[arg-type]
+                result = evaluate_trec_files(
+                    qrels,
+                    run,
+                    measures,
+                    extra_fields=bool(seed % 2),
+                    **options,  # type: ignore[arg-type]
+                )
             assert format_trec_eval(result, per_query=True) == expected
             assert result.run_id == f"run{seed}"
 
@@ -96,7 +110,7 @@ def test_file_path_prints_what_the_mapping_path_prints(
 @pytest.mark.parametrize(
     ("qrels_text", "run_text", "fragment", "line"),
     [
-        ("1 0 d1 1\n", "1 Q0 d1 1 1.0 r\n1 Q0 d2 2 0.5\n", "expected at least 6 fields", 2),
+        ("1 0 d1 1\n", "1 Q0 d1 1 1.0 r\n1 Q0 d2 2 0.5\n", "expected 6 fields", 2),
         ("1 0 d1 1\n", "1 Q0 d1 1 1.0 r\n1 Q0 d2 2 1..5 r\n", "is not a finite", 2),
         ("1 0 d1 1\n", "1 Q0 d1 1 nan r\n", "is not a finite", 1),
         ("1 0 d1 1\n", "1 Q0 d1 1 1 r\n2 Q0 d1 1 1 r\n1 Q0 d1 2 0 r\n", "retrieved twice", 3),
@@ -121,7 +135,7 @@ def test_non_ascii_ids_and_empty_files_take_the_mapping_path(tmp_path: Path) -> 
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("é 0 dé 1\né 0 d2 0\n", encoding="utf-8")
     run.write_text("é Q0 d2 1 1 r\né Q0 dé 2 1 r\n", encoding="utf-8")
-    expected = _mapping(qrels, run, ["official"])
+    expected = _mapping(qrels, run, ["official"], extra_fields=False)
     assert format_trec_eval(evaluate_trec_files(qrels, run), per_query=True) == expected
     with pytest.raises(JudgmentError, match="unknown or unsupported"):
         evaluate_trec_files(qrels, run, ["nope"])

@@ -148,15 +148,17 @@ def test_replays_agree_with_a_recomputation(data: st.DataObject, helpers: Any) -
     assert by_name["hybrid-fusion"].expected == pytest.approx(fusion.gain)
 
 
-def test_fusion_orders_by_score_then_best_rank() -> None:
+def test_fusion_orders_by_score_then_id_descending() -> None:
     a = [ReportHit(doc="x", start=0, end=1, score=1), ReportHit(doc="y", start=0, end=1, score=1)]
     b = [ReportHit(doc="y", start=0, end=1, score=1), ReportHit(doc="z", start=0, end=1, score=1)]
     fused = reciprocal_rank_fusion(a, b, depth=10)
     assert [h.doc for h in fused] == ["y", "x", "z"]
     assert fused[0].score == pytest.approx(1 / 61 + 1 / 62)
-    # x (rank 1 in a) and z (rank 2 in b) never tie; two rank-1-only hits: the first list wins
+    # x (rank 1 in a) and z (rank 2 in b) never tie; two rank-1-only hits tie, and the cut
+    # keeps the one trec_eval ranks first (id descending), whichever list it came from.
     only = reciprocal_rank_fusion(a[:1], b[1:][:1], depth=1)
-    assert [h.doc for h in only] == ["x"]
+    assert [h.doc for h in only] == ["z"]
+    assert [h.doc for h in reciprocal_rank_fusion(b[1:][:1], a[:1], depth=1)] == ["z"]
 
 
 def _basis_report(helpers: Any) -> EvalReport:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import ks_2samp
 
-from groundkit.stats import BootstrapResult, bootstrap_interval, paired_bootstrap
+from groundkit.stats import BootstrapResult, StatsError, bootstrap_interval, paired_bootstrap
 from groundkit.stats.kernels import _engine as engine
 from groundkit.stats.kernels import _resampling as resampling
 
@@ -219,3 +219,31 @@ def test_stats_bootstrap_interval_for_one_system() -> None:
     hits = bootstrap_interval([True] * 70 + [False] * 30)
     assert hits.method == "multinomial"
     assert hits.value == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_stats_too_few_queries_are_never_significant(n: int) -> None:
+    baseline = {f"q{i}": 0.0 for i in range(n)}
+    candidate = {f"q{i}": 1.0 for i in range(n)}
+    result = boot(baseline, candidate, resamples=200)
+    assert result.confidence_interval_low == 1.0  # the interval excludes zero...
+    assert result.significant is False  # ...but no exact test of n items reaches 0.05
+    six = boot(
+        {**baseline, **{f"x{i}": 0.0 for i in range(6 - n)}},
+        {**candidate, **{f"x{i}": 1.0 for i in range(6 - n)}},
+        resamples=200,
+    )
+    assert six.significant is True
+
+
+@pytest.mark.parametrize(("low", "high"), [(-1e308, 1e308), (1e308, -1e308), (-1.7e308, 1.7e308)])
+def test_stats_overflowing_differences_are_refused(low: float, high: float) -> None:
+    with pytest.raises(StatsError, match="not a finite number"):
+        boot({"q1": low, "q2": 0.0}, {"q1": high, "q2": 0.0}, resamples=50)
+
+
+def test_stats_differences_whose_sum_overflows_are_refused() -> None:
+    baseline = {f"q{i}": 0.0 for i in range(4)}
+    candidate = {f"q{i}": 1e308 for i in range(4)}
+    with pytest.raises(StatsError, match="too large to sum"):
+        boot(baseline, candidate, resamples=50)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+import re
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -175,6 +176,16 @@ def grk(*args: str | Path, input: str | None = None) -> Result:
     return CliRunner().invoke(cli, [os.fspath(a) for a in args], input=input)
 
 
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+)
+
+
+def unsafe_characters(text: str) -> list[str]:
+    """Control, bidi-override and zero-width characters in ``text`` (as escapes)."""
+    return sorted({f"U+{ord(c):04X}" for c in _UNSAFE.findall(text)})
+
+
 def _traceback(result: Result) -> bool:
     unexpected = result.exception is not None and not isinstance(result.exception, SystemExit)
     return unexpected or "Traceback" in result.output
@@ -195,38 +206,47 @@ def check_case(
     *,
     inputs: Sequence[Path] = (),
     outputs: Sequence[Path] = (),
-    exit_code: int = 2,
+    exit_code: int | Collection[int] = 2,
     place: str | Sequence[str] = (),
     run: Callable[..., Result] = grk,
 ) -> Result:
     """Run one case and check it; the outcome is tallied before any assertion fails.
 
     A refusal (exit 2) must leave every input and output exactly as it was and no new entry
-    in their folders; a success must leave every input as it was.
+    in their folders; a success must leave every input as it was. ``exit_code`` may be a set
+    of acceptable codes (a harmless variant may be accepted or refused, but a refusal is still
+    one clean line). No output may carry a raw control, bidi or zero-width character: a
+    value from a file is shown escaped.
     """
+    allowed = {exit_code} if isinstance(exit_code, int) else set(exit_code)
     watched = [*inputs, *outputs]
     before = states(watched)
     listing = {folder: _names(folder) for folder in _folders(watched)}
     result = run(*args)
     after = states(watched)
+    code = result.exit_code
     changed = [p for p in inputs if after[p] != before[p]]
-    if exit_code != 0:
+    if code != 0:
         changed += [p for p in outputs if after[p] != before[p]]
         changed += [folder for folder, names in listing.items() if _names(folder) != names]
+    raw = unsafe_characters(result.output)
     if _traceback(result):
         tally.record(suite, "traceback")
     elif changed:
         tally.record(suite, "loss")
-    elif result.exit_code == exit_code and exit_code != 0:
+    elif raw:
+        tally.record(suite, "raw control character")
+    elif code in allowed and code != 0:
         tally.record(suite, "refused cleanly")
-    elif result.exit_code == exit_code:
+    elif code in allowed:
         tally.record(suite, "accepted")
     else:
-        tally.record(suite, f"wrong exit {result.exit_code}")
+        tally.record(suite, f"wrong exit {code}")
     assert not _traceback(result), result.output
-    assert result.exit_code == exit_code, result.output
+    assert code in allowed, result.output
     assert not changed, f"changed: {changed}"
-    if exit_code != 0:
+    assert not raw, f"raw characters {raw} in {result.output!r}"
+    if code != 0:
         lines = [line for line in result.output.splitlines() if line.strip()]
         assert len(lines) == 1, result.output
         assert lines[0].startswith("error: "), lines[0]

@@ -201,6 +201,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 # By name: a command's module (and numpy, scipy, the harness behind it) is imported only when
 # that command is asked for, which keeps ``grk --help`` and the light commands fast.
 _COMMANDS: Mapping[click.Group, Mapping[str, str]] = {
+    cli: {"doctor": "groundkit.cli.commands._doctor:doctor_command"},
     beir_group: {"adapt": "groundkit.cli.commands._beir:adapt_command"},
     eval_group: {
         "run": "groundkit.cli.commands._eval_run:run_command",

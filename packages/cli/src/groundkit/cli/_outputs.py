@@ -9,6 +9,7 @@ Existing files that are not the command's own kind of output are replaced only w
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -182,6 +183,17 @@ def guard(
         raise InputError(str(error)) from None
 
 
+def _named_output(error: OSError, outputs: OutputSet, finals: Sequence[Path]) -> str:
+    """The output a failed write was for: its final name, never its temporary's."""
+    if error.filename:
+        for final in finals:
+            if Path(os.fsdecode(error.filename)) == outputs.temporary(final):
+                return shown_path(final)
+        return shown_path(error.filename)
+    # A failed write or close names no file: with one output, it is that one.
+    return shown_path(finals[0]) if len(finals) == 1 else "an output"
+
+
 @contextmanager
 def output_set(paths: Sequence[Path | None]) -> Iterator[OutputSet]:
     """Write ``paths`` as one set: inside the block, write each to ``outputs.temporary(path)``.
@@ -198,10 +210,9 @@ def output_set(paths: Sequence[Path | None]) -> Iterator[OutputSet]:
             try:
                 yield outputs
             except OSError as error:
-                where = shown_path(error.filename) if error.filename else "an output"
                 raise InputError(
-                    f"cannot write {where}: {error.strerror or error}; the earlier outputs "
-                    "are unchanged"
+                    f"cannot write {_named_output(error, outputs, finals)}: "
+                    f"{error.strerror or error}; the earlier outputs are unchanged"
                 ) from None
             outputs.commit()
     except JudgmentError as error:

@@ -17,19 +17,33 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JudgmentError", "ReportError", "RunFailure", "UnsafePathError"]
+__all__ = ["JudgmentError", "ReportError", "RunFailure", "UnsafePathError", "one_line"]
 
-# Characters that would break the one-line promise (or hide text in a terminal) besides the
-# C0/C1 controls that unicodedata already classifies as "Cc".
+# Characters that would break the one-line promise besides the C0/C1 controls ("Cc"): the
+# line and paragraph separators. Format characters ("Cf": bidi controls U+200E/F, U+061C,
+# U+202A-U+202E, U+2066-U+2069; zero-width U+200B-U+200D, U+2060, U+FEFF; soft hyphen...)
+# are escaped too: they would reorder or hide text in a terminal.
 _LINE_BREAKING = frozenset("\u2028\u2029\u0085")
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf"})
 
 
 def one_line(text: str) -> str:
-    r"""Return ``text`` with control characters and line breaks escaped (``\n``, ``\x00``...).
+    r"""Return ``text`` safe to show on one line of a terminal or log.
 
-    Used for every part of an error message, so that user data (a query id with a newline, a
-    file name with an escape sequence or bytes that are not UTF-8, a lone surrogate) can never
-    split, corrupt or fail to print the one-line report.
+    The one rule for showing user data (an id, a quote, a file name) in a message: C0 and C1
+    control characters and line breaks become Python escapes (``\n``, ``\x00``,
+    ``\x85``...), and so do the invisible format characters that reorder or hide text
+    (bidi controls such as ``\u202e``, zero-width characters such as ``\u200b`` and
+    ``\ufeff``); a byte that was not UTF-8 in a file name (``surrogateescape``) is shown as
+    ``\xff``, a lone surrogate as ``\udc00``. Every part of a :class:`JudgmentError` goes
+    through it, so user data can never split, corrupt, disguise or fail to print the
+    one-line report. Printable text, any script, is returned unchanged.
+
+    Args:
+        text: The text to show.
+
+    Returns:
+        ``text`` with the characters above escaped.
     """
     if text.isprintable():
         return text
@@ -41,7 +55,7 @@ def one_line(text: str) -> str:
             out.append(f"\\x{code - 0xDC00:02x}")
         elif 0xD800 <= code <= 0xDFFF:
             out.append(f"\\u{code:04x}")  # a lone surrogate could not even be printed
-        elif char in _LINE_BREAKING or unicodedata.category(char) == "Cc":
+        elif char in _LINE_BREAKING or unicodedata.category(char) in _HIDDEN_CATEGORIES:
             out.append(repr(char)[1:-1])
         else:
             out.append(char)

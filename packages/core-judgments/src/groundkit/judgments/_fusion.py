@@ -1,8 +1,9 @@
 """Reciprocal-rank fusion: the one definition the harness's hybrid stages and diagnosis use.
 
 A hit's fused score is ``sum over the ranked lists holding it of 1 / (k + rank)``; hits are
-identified by ``(document, start, end)``. Equal scores go to the better best rank, then to the
-earlier list, then by document and offsets, so the order never depends on input order.
+identified by ``(document, start, end)``. Equal scores follow trec_eval's tie rule, the
+harness's one: the higher key first (document id descending, then offsets descending), so the
+order, and which hits a tie at ``depth`` keeps, never depends on input order.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ IntArray = npt.NDArray[np.int64]
 
 
 def fuse_ranks(
-    keys: IntArray, ranks: IntArray, lists: IntArray, *, k: int, depth: int
+    keys: IntArray, ranks: IntArray, *, k: int, depth: int
 ) -> tuple[IntArray, npt.NDArray[np.float64]]:
     """Fuse hits given as rows: which distinct hits come first, and their fused scores.
 
@@ -27,7 +28,6 @@ def fuse_ranks(
         keys: ``(m, 3)`` integer rows ``(document code, start, end)``; document codes must
             sort as the document ids do for the tie rule to follow the ids.
         ranks: The 1-based rank of each row in its list.
-        lists: The index of the list each row comes from (earlier lists win ties).
         k: The fusion constant (positive).
         depth: Hits kept.
 
@@ -44,10 +44,6 @@ def fuse_ranks(
     scores = np.bincount(
         inverse[canonical], weights=1.0 / (k + ranks[canonical]), minlength=len(unique)
     )
-    best_rank = np.full(len(unique), np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(best_rank, inverse, ranks)
-    first_list = np.full(len(unique), np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first_list, inverse, lists)
-    order = np.lexsort((unique[:, 2], unique[:, 1], unique[:, 0], first_list, best_rank, -scores))
+    order = np.lexsort((-unique[:, 2], -unique[:, 1], -unique[:, 0], -scores))
     chosen = order[:depth]
     return unique[chosen].astype(np.int64), scores[chosen].astype(np.float64)

@@ -6,8 +6,8 @@ so its figure is what a re-run would measure on those rankings, not an estimate.
 
 * raise-k: recall at the raised cutoff minus recall@k, on the recorded ranks.
 * hybrid-fusion: core's reciprocal-rank fusion (``1 / (k + rank)`` summed over the two lists,
-  the report's hybrid ``k`` or 60) of the stage's hits with another stage's; ties go to the
-  better best rank, then the diagnosed stage's hit, then document id and offsets.
+  the report's hybrid ``k`` or 60) of the stage's hits with another stage's; ties follow
+  trec_eval's rule (document id, then offsets, descending), as the harness's hybrid stages.
 * deduplicate: the hits marked as near-duplicates of an earlier hit are dropped and the rest
   move up.
 """
@@ -57,7 +57,7 @@ def reciprocal_rank_fusion(
     """Fuse two ranked lists with core's :func:`~groundkit.judgments.fuse_ranks`.
 
     Args:
-        first: The diagnosed stage's hits (wins ties).
+        first: The diagnosed stage's hits.
         second: The other stage's hits.
         depth: Hits kept.
         k: The fusion constant (a report's hybrid stage's own ``k`` when it has one).
@@ -81,8 +81,7 @@ def reciprocal_rank_fusion(
     ranks = np.concatenate([np.arange(1, len(first) + 1), np.arange(1, len(second) + 1)]).astype(
         np.int64
     )
-    lists = np.repeat(np.asarray([0, 1], dtype=np.int64), [len(first), len(second)])
-    chosen, scores = fuse_ranks(keys, ranks, lists, k=k, depth=depth)
+    chosen, scores = fuse_ranks(keys, ranks, k=k, depth=depth)
     return [
         ReportHit(doc=str(names[doc]), start=int(start), end=int(end), score=float(score))
         for (doc, start, end), score in zip(chosen.tolist(), scores.tolist(), strict=True)

@@ -6,6 +6,11 @@ a 4-column qrels, through core's TREC writers), which ``trec_eval``,
 writes the JSON dictionaries ``ranx.Run.from_file``/``ranx.Qrels.from_file`` read
 (``{query_id: {id: score}}``). The two files are written as a set: both go to temporary
 siblings first and replace their targets only when both are complete.
+
+At chunk level the ids hold each hit's span (``doc#start-end``): the report's spans are first
+checked against its corpus when the corpus is at hand (``--corpus``, else the recorded one),
+and a span outside its document refuses the export (exit 2, nothing written). Document ids
+that are no corpus's (``../../etc/passwd``) are refused when the report is read.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from groundkit.cli._outputs import force_option, guard, output_set
 from groundkit.cli.compare._report import load_checked_report
 from groundkit.cli.run._describe import describe_option
 from groundkit.judgments import EvalReport, export_stage
+from groundkit.judgments.report import report_corpus_at_hand
 from groundkit.judgments.trec import ExportLevel, StageExport, qrels_text, trec_run_text
 
 __all__ = ["FORMATS", "export_command", "export_texts"]
@@ -61,9 +67,15 @@ def _default_path(report_path: Path, stage: str, what: str, file_format: ExportF
 
 
 def _check_targets(
-    report_path: Path, report: EvalReport, run: Path, qrels: Path, *, force: bool
+    report_path: Path,
+    report: EvalReport,
+    run: Path,
+    qrels: Path,
+    corpus_path: Path | None,
+    *,
+    force: bool,
 ) -> None:
-    inputs: list[tuple[str, Path | None]] = [("REPORT", report_path)]
+    inputs: list[tuple[str, Path | None]] = [("REPORT", report_path), ("--corpus", corpus_path)]
     for what, recorded in (
         ("the report's judgments", report.run.judgments_source),
         ("the report's corpus", report.run.corpus_source),
@@ -71,6 +83,18 @@ def _check_targets(
         if recorded is not None:
             inputs.append((what, Path(recorded)))
     guard([("--run", run, "run file"), ("--qrels", qrels, "qrels file")], inputs, force=force)
+
+
+def _check_spans(
+    report_path: Path, report: EvalReport, level: str, corpus_path: Path | None
+) -> str | None:
+    """At chunk level, the report's spans against its corpus when at hand; or why not."""
+    if level != "chunk":
+        return None  # document ids alone: no span is exported
+    _, note = report_corpus_at_hand(
+        report, corpus_path, base_dir=report_path.parent, source=report_path
+    )
+    return None if note is None else f"note: spans not checked against the corpus: {note}"
 
 
 def _summary(export: StageExport, report_path: Path, run: Path, qrels: Path, fmt: str) -> str:
@@ -143,6 +167,14 @@ def _summary(export: StageExport, report_path: Path, run: Path, qrels: Path, fmt
     default=None,
     help="Where to write the qrels [default: REPORT.STAGE.qrels.trec (.json for ranx)].",
 )
+@click.option(
+    "--corpus",
+    "corpus_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The corpus the report was run on, to check its spans at chunk level [default: the "
+    "report's corpus_source when it exists].",
+)
 @force_option
 def export_command(
     report_path: Path,
@@ -151,6 +183,7 @@ def export_command(
     level: str | None,
     run_path: Path | None,
     qrels_path: Path | None,
+    corpus_path: Path | None,
     force: bool,
 ) -> None:
     """Write a stage's run and its qrels for trec_eval, ranx or ir_measures.
@@ -169,9 +202,12 @@ def export_command(
     export = export_stage(report, stage, level=cast(ExportLevel | None, level))
     run = run_path or _default_path(report_path, stage, "run", chosen)
     qrels = qrels_path or _default_path(report_path, stage, "qrels", chosen)
-    _check_targets(report_path, report, run, qrels, force=force)
+    _check_targets(report_path, report, run, qrels, corpus_path, force=force)
+    unchecked = _check_spans(report_path, report, export.level, corpus_path)
     run_text, qrels_text_ = export_texts(export, chosen, run_path=run, qrels_path=qrels)
     with output_set([run, qrels]) as outputs:  # both files, or neither
         outputs.write_text(run, run_text)
         outputs.write_text(qrels, qrels_text_)
     click.echo(_summary(export, report_path, run, qrels, chosen))
+    if unchecked is not None:
+        click.echo(unchecked)

@@ -19,6 +19,7 @@ from groundkit.cli._errors import InputError
 from groundkit.cli._outputs import force_option, guard, output_set
 from groundkit.cli.commands._eval_adjudicate import report_corpus
 from groundkit.cli.compare._report import load_checked_report
+from groundkit.cli.console._fit import print_table
 from groundkit.cli.console._report import VERDICT_MARKS, format_interval, make_console, render_notes
 from groundkit.cli.judges._clients import JudgeSettings, judge_options
 from groundkit.cli.run._describe import describe_option
@@ -148,7 +149,7 @@ def render_pool(result: PoolReport) -> None:
     for stage in result.stages:
         table.add_row(stage.stage, str(stage.hits), str(stage.sampled), _cell(stage.precision),
                       _cell(stage.recall))  # fmt: skip
-    console.print(table)
+    print_table(console, table)
     for c in result.comparisons:
         mark = VERDICT_MARKS.get(c.verdict, (c.verdict, ""))[0]
         console.print(

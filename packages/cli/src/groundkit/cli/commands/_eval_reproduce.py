@@ -4,6 +4,10 @@ Exit codes: 0 every recorded per-query score came out the same; 1 some differ (t
 are listed); 2 the inputs are not the ones the report was run on (corpus or judgments
 fingerprint, package versions), refused before anything runs unless ``--force``, or any
 other bad input.
+
+A report is data: its stages that run code it names (commands, Python functions, framework
+objects, plugins) and its Ray address are refused (exit 2, before anything is loaded) unless
+``--trust-report``.
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ from groundkit.cli._types import FiniteFloatRange
 from groundkit.cli.console._report import ProgressDisplay, make_console, progress_option
 from groundkit.cli.run._describe import describe_option
 from groundkit.cli.run._run import command_record, run_inputs, write_run_outputs
-from groundkit.harness import Reproduction, ReproductionRefusedError, reproduce_report
+from groundkit.harness import Reproduction, ReproductionRefusedError, RunConfig, reproduce_report
 from groundkit.harness.run import recorded_run_config
-from groundkit.judgments import load_report
+from groundkit.harness.run._reproduce import UntrustedReportError, code_parts
+from groundkit.judgments import EvalReport, load_report
+from groundkit.judgments.files import shown_path
 
 __all__ = ["reproduce_command"]
 
@@ -97,6 +103,36 @@ def _render(console: Console, outcome: Reproduction, *, shown: int) -> None:
     console.print(table)
 
 
+def _trusted_config(
+    recorded: EvalReport, report_path: Path, moved: MovedInputs, trust: bool
+) -> RunConfig:
+    """The recorded configuration, refused when it names code to run and ``trust`` is off.
+
+    Raises:
+        InputError: Code stages without ``--trust-report`` (one line naming them and the flag).
+    """
+    try:
+        config = recorded_run_config(
+            recorded,
+            corpus=moved.corpus_path,
+            judgments=moved.judgments_path,
+            source=report_path,
+            trust_code=trust,
+        )
+    except UntrustedReportError as refused:
+        raise InputError(
+            f"{shown_path(report_path)}: refusing to run code the report names: "
+            f"{', '.join(refused.parts)}; pass --trust-report to run it (only for a report "
+            "you trust)"
+        ) from None
+    parts = code_parts(recorded.run.config)
+    if parts:
+        click.echo(
+            f"warning: --trust-report: the report's code will run: {', '.join(parts)}", err=True
+        )
+    return config
+
+
 @click.command("reproduce")
 @describe_option("report")
 @click.argument("report_path", metavar="REPORT", type=_PATH)
@@ -123,6 +159,13 @@ def _render(console: Console, outcome: Reproduction, *, shown: int) -> None:
     is_flag=True,
     help="Rerun even when the corpus or judgments fingerprint or a package version differs "
     "from the report's record (then expect differences).",
+)
+@click.option(
+    "--trust-report",
+    is_flag=True,
+    help="Run the report's stages that run code it names (commands, Python functions, "
+    "framework objects, plugins) and use its Ray address. Without it they are refused: "
+    "pass it only for a report you trust.",
 )
 @click.option(
     "--tolerance",
@@ -158,6 +201,7 @@ def reproduce_command(
     report_path: Path,
     moved: MovedInputs,
     force: bool,
+    trust_report: bool,
     tolerance: float,
     view: ReproduceOutput,
     progress: bool | None,
@@ -170,15 +214,15 @@ def reproduce_command(
 
     First checks that the corpus and judgments have the fingerprints the report recorded and
     that the groundkit and retriever packages have the recorded versions; when one differs
-    it refuses before running anything, naming what differs, unless --force.
+    it refuses before running anything, naming what differs, unless --force. A stage that runs
+    code the report names (a command, a Python function, a framework object, a plugin) is
+    refused unless --trust-report.
 
     Exit codes: 0 every score identical, 1 differences (the first ones listed: query, stage,
     metric, recorded and now), 2 other inputs than recorded, or bad input.
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
     recorded = load_report(report_path)
-    config = recorded_run_config(
-        recorded, corpus=moved.corpus_path, judgments=moved.judgments_path, source=report_path
-    )
+    config = _trusted_config(recorded, report_path, moved, trust_report)
     guard(
         [("--report-out", view.report_out, "report")],
         run_inputs(config, [("REPORT", report_path)]),
@@ -192,6 +236,7 @@ def reproduce_command(
                 tolerance=tolerance,
                 progress=display,
                 command=command_record(ctx),
+                trust_code=trust_report,
             )
     except ReproductionRefusedError as refused:
         located = ReproductionRefusedError(refused.mismatches, path=report_path)

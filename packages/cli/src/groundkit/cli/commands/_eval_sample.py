@@ -3,7 +3,10 @@
 ``--by bucket`` strata are the diagnosis buckets of a stage's misses (``grk eval diagnose``'s
 nine); ``--by stage`` strata are the stages. The sheet is written as JSONL and CSV together
 (one output set); either may be edited and read back. An unknown mark is a one-line error
-naming the file, line and value (exit 2).
+naming the file, line and value (exit 2). A report whose hits or gold spans do not lie inside
+its corpus (a document it does not have, a span past a document's end) is refused (exit 2,
+naming the report, the query and the span) whenever the corpus is at hand; with ``--hits``
+it always is.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from groundkit.diagnosis import BUCKETS, DiagnosisError, diagnose
 from groundkit.evalset import EvalSetError, draw_sheet, read_sheet, sheet_precision
 from groundkit.evalset.review import SheetCandidate, SheetResult, sheet_csv, sheet_jsonl
 from groundkit.judgments import EvalReport, JudgmentError
-from groundkit.judgments.report import hit_touches_gold
+from groundkit.judgments.report import check_report_corpus, hit_touches_gold, report_corpus_at_hand
 
 __all__ = ["sample_command", "sheet_command"]
 
@@ -176,8 +179,12 @@ def sample_command(
     stages = _stages(report, draw.stage_names, report_path)
     if draw.hits:
         corpus = report_corpus(report, corpus_path)
+        # The hits' passages are sliced from it: every span must lie inside its document.
+        check_report_corpus(report, corpus, source=report_path)
         candidates = _hits(report, stages, draw.k, dict(corpus.items()))
     else:
+        # The misses' gold spans go on the sheet: checked against the corpus when at hand.
+        report_corpus_at_hand(report, corpus_path, base_dir=report_path.parent, source=report_path)
         candidates = _misses(report, stages, draw.k, draw.by)
     try:
         rows = draw_sheet(candidates, draw.size, draw.seed)

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.table import Table
 
 from groundkit.cli._errors import StageFailedError
+from groundkit.cli.console._fit import print_table
 from groundkit.cli.console._report import ProgressDisplay, make_console, progress_option
 from groundkit.harness import SweepSummary, load_sweep, run_sweep
 from groundkit.harness.sweep import SweepEvent, SweepPoint
@@ -110,7 +111,7 @@ def render_sweep(console: Console, summary: SweepSummary, folder: Path) -> None:
         table.add_column(column, justify="left" if column in ("arm", "verdict") else "right")
     for point in summary.points:
         table.add_row(*_cells(point, summary.metric))
-    console.print(table)
+    print_table(console, table)
     arrows = {
         "metric": f"{summary.metric} ↑",
         "context_chars": "context chars ↓",

@@ -21,6 +21,7 @@ from rich.text import Text
 
 from groundkit.cli._errors import InputError
 from groundkit.cli.console._cost_view import format_figure
+from groundkit.cli.console._fit import print_table
 from groundkit.judgments.report import COST_FIGURES, StageCost
 
 __all__ = [
@@ -167,7 +168,7 @@ def render_cost_checks(console: Console, checks: Sequence[CostCheck]) -> None:
             format_figure(figure, check.bound),
             Text("ok", style="green") if check.passed else Text("FAIL", style="bold red"),
         )
-    console.print(table)
+    print_table(console, table)
     console.print(Text(_NOT_A_TEST + "; a failed one exits 1.", style="dim"))
 
 

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from groundkit.cli._defaults import DEFAULT_RESAMPLES
 from groundkit.cli._errors import EXIT_FAILED, EXIT_OK, InputError
+from groundkit.cli.console._fit import print_table
 from groundkit.cli.console._report import VERDICT_MARKS, format_delta, format_interval, format_value
 from groundkit.stats import (
     FamilySettings,
@@ -282,7 +283,7 @@ def render_items_outcome(console: Console, outcome: ItemsOutcome) -> None:
     table.add_row(*_comparison_row(decision, deciding=True))
     for guardrail in outcome.guardrails:
         table.add_row(*_comparison_row(guardrail, deciding=False))
-    console.print(table)
+    print_table(console, table)
     if outcome.incomplete:
         console.print(
             Text(

@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from groundkit.cli._errors import InputError
+from groundkit.cli.console._fit import print_table
 from groundkit.cli.console._report import VERDICT_MARKS, format_delta, format_interval, format_value
 from groundkit.harness.analysis import (
     comparison_problem,
@@ -390,4 +391,4 @@ def render_all_pairs(console: Console, result: AllPairsResult) -> None:
             f"{pair.p_adjusted:.3g}",
             Text(mark, style=style),
         )
-    console.print(table)
+    print_table(console, table)

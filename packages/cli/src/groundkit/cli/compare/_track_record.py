@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from groundkit.cli.console._fit import print_table
 from groundkit.cli.console._report import VERDICT_MARKS, format_delta, format_interval
 from groundkit.diagnosis import (
     Caution,
@@ -155,7 +156,7 @@ def render_track_summary(console: Console, summary: TrackSummary) -> None:
             _inside(row.inside),
             Text(mark, style=style),
         )
-    console.print(table)
+    print_table(console, table)
     level = round(summary.rows[0].confidence_level * 100)
     parts = [f"{summary.tried} {'fix' if summary.tried == 1 else 'fixes'} tried"]
     if summary.with_expected:

@@ -7,6 +7,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from groundkit.cli.console._fit import print_table
 from groundkit.cli.judges._clients import usage_line
 from groundkit.evalset import CalibrationCard
 from groundkit.evalset.judge import rate_text
@@ -35,7 +36,7 @@ def print_card(console: Console, card: CalibrationCard, path: Path) -> None:
             label,
             rate_text(rate),
         )
-    console.print(table)
+    print_table(console, table)
     level = round(100 * card.figures.confidence)
     kappa = "undefined" if card.figures.kappa is None else f"{card.figures.kappa:.3f}"
     console.print(

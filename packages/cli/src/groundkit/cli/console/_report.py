@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any, Literal
 
@@ -18,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from groundkit.cli.console._cost_view import render_cost_table
+from groundkit.cli.console._fit import print_table
 
 # Only annotations here: the report models, the harness and the progress bars are imported
 # where they are used, so a command that reads no report (an items comparison) loads none.
@@ -31,6 +34,7 @@ __all__ = [
     "VERDICT_MARKS",
     "ProgressDisplay",
     "ablation_title",
+    "bottom_line",
     "format_delta",
     "format_interval",
     "make_console",
@@ -106,7 +110,11 @@ def _stage_setup(stage: StageReport) -> str:
     parts = [stage.kind]
     if stage.chunker is not None:
         settings = stage.chunker.model_dump(mode="json")
-        extras = [f"{key}={value}" for key, value in sorted(settings.items()) if key != "kind"]
+        extras = [
+            f"{key}={value}"
+            for key, value in sorted(settings.items())
+            if key != "kind" and value is not None  # an unset limit is not "None" to a reader
+        ]
         kind = stage.chunker.kind
         parts.append(f"{kind}({', '.join(extras)})" if extras else kind)
     if stage.chunk_count is not None:
@@ -154,23 +162,52 @@ def render_stage_table(console: Console, report: EvalReport, metrics: Sequence[s
                 share = stage.judged.get(judged)
                 cells.append(Text("—", style="dim") if share is None else f"{100 * share:.0f}%")
         table.add_row(*cells)
-    console.print(table)
+    print_table(console, table)
+
+
+def _p_text(comparison: StageComparison) -> str:
+    """The test's p (``±`` its Monte Carlo standard error when it has one), then the adjusted p."""
+    se = comparison.p_value_standard_error
+    text = f"p {comparison.p_value:.2g}" + (f"±{se:.1g}" if se else "")
+    if comparison.role == "guardrail":
+        return text + " (guardrail)"
+    adjusted = comparison.p_adjusted if comparison.p_adjusted is not None else comparison.p_holm
+    return text + f" adj {adjusted:.2g}"
+
+
+def _gated(comparison: StageComparison) -> bool:
+    """An interval clear of zero whose verdict the family-wise gate still holds back."""
+    clear = comparison.low > 0 or comparison.high < 0
+    return comparison.outcome == "inconclusive" and comparison.role == "decision" and clear
 
 
 def _comparison_cell(comparison: StageComparison) -> Text:
     mark, style = VERDICT_MARKS[comparison.outcome]
     cell = Text(format_delta(comparison.effect) + " ", style="bold")
-    cell.append(mark, style=style if comparison.role == "decision" else "dim")
-    adjusted = comparison.p_adjusted if comparison.p_adjusted is not None else comparison.p_holm
-    label = "p" if comparison.role == "guardrail" else "p adj"
     cell.append(
-        "\n"
-        + format_interval(comparison.low, comparison.high, signed=True)
-        + f" {label}={adjusted:.3g}"
-        + (" (guardrail)" if comparison.role == "guardrail" else ""),
-        style="dim",
+        mark + ("†" if _gated(comparison) else ""),
+        style=style if comparison.role == "decision" else "dim",
     )
+    cell.append("\n" + format_interval(comparison.low, comparison.high, signed=True), style="dim")
+    cell.append("\n" + _p_text(comparison), style="dim")
     return cell
+
+
+def _comparisons_caption(report: EvalReport) -> str:
+    """The legend: which test each p comes from, and why a clear interval can be inconclusive."""
+    tests = sorted({c.test for s in report.stages for c in s.comparisons if c.test})
+    gated = any(_gated(c) for s in report.stages for c in s.comparisons)
+    parts = [
+        "p: the test's two-sided p"
+        + (f" ({', '.join(tests)})" if tests else "")
+        + ", ± its Monte Carlo standard error where it is estimated; adj: adjusted over the family"
+    ]
+    if gated:
+        parts.append(
+            "† the interval excludes zero but the adjusted p does not clear the family-wise "
+            "gate, so no verdict is claimed"
+        )
+    return "; ".join(parts)
 
 
 def _comparisons_title(report: EvalReport) -> str:
@@ -184,7 +221,7 @@ def _comparisons_title(report: EvalReport) -> str:
         else f"{control} over the {family} on {settings.primary_metric}; the rest are guardrails"
     )
     return (
-        f"difference from {report.baseline.name} ({level}% interval; verdicts from exact paired "
+        f"difference from {report.baseline.name} ({level}% interval; verdicts from paired "
         f"tests, {scope})"
     )
 
@@ -194,7 +231,13 @@ def render_comparisons(console: Console, report: EvalReport, metrics: Sequence[s
     candidates = [s for s in report.stages if not s.baseline and s.error is None]
     if not candidates:
         return
-    table = Table(title=_comparisons_title(report), title_justify="left", show_lines=True)
+    table = Table(
+        title=_comparisons_title(report),
+        title_justify="left",
+        caption=_comparisons_caption(report),
+        caption_justify="left",
+        show_lines=True,
+    )
     table.add_column("stage", no_wrap=True)
     shown = [m for m in metrics if any(c.metric == m for s in candidates for c in s.comparisons)]
     for metric in shown:
@@ -208,7 +251,7 @@ def render_comparisons(console: Console, report: EvalReport, metrics: Sequence[s
                 Text("—", style="dim") if comparison is None else _comparison_cell(comparison)
             )
         table.add_row(*cells)
-    console.print(table)
+    print_table(console, table)
 
 
 def ablation_title(report: EvalReport) -> str:
@@ -264,7 +307,7 @@ def render_ablation(console: Console, report: EvalReport, metrics: Sequence[str]
         ]
         cells += [_ablation_cell(row, metric) for metric in metrics]
         table.add_row(*cells)
-    console.print(table)
+    print_table(console, table, keep=2)
 
 
 def render_notes(console: Console, notes: Sequence[str], *, title: str = "notes") -> None:
@@ -272,8 +315,51 @@ def render_notes(console: Console, notes: Sequence[str], *, title: str = "notes"
     if not notes:
         return
     console.print(Text(title, style="bold"))
+    # A grid, so that a note wrapping at the terminal's width keeps its hanging indent.
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=3, justify="right", no_wrap=True)
+    grid.add_column(ratio=1)
     for note in notes:
-        console.print(Text("  • ") + Text(note))
+        grid.add_row("•", Text(note))
+    console.print(grid)
+
+
+def _best(report: EvalReport, metric: str) -> StageReport | None:
+    scored = [s for s in report.stages if s.error is None and metric in s.aggregates]
+    return max(scored, key=lambda s: s.aggregates[metric].mean, default=None)
+
+
+def bottom_line(report: EvalReport, metrics: Sequence[str]) -> str | None:
+    """One sentence saying which stage is best.
+
+    The best stage on the primary metric (with its difference from the baseline), and the
+    best at the first character budget shown (``recall@2000c``).
+    """
+    if not metrics:
+        return None
+    primary = report.run.bootstrap.primary_metric or metrics[0]
+    best = _best(report, primary)
+    if best is None:
+        return None
+    line = f"best on {primary}: {best.name} {format_value(best.aggregates[primary].mean)}"
+    comparison = next((c for c in best.comparisons if c.metric == primary), None)
+    if comparison is not None:
+        line += (
+            f", {format_delta(comparison.effect)} "
+            f"{format_interval(comparison.low, comparison.high, signed=True)} vs "
+            f"{report.baseline.name} ({VERDICT_MARKS[comparison.outcome][0]})"
+        )
+    elif best.baseline:
+        line += " (the baseline)"
+    budget = next((m for m in metrics if re.fullmatch(r"[a-z_]+@\d+c", m) and m != primary), None)
+    at_budget = _best(report, budget) if budget is not None else None
+    if budget is not None and at_budget is not None:
+        characters = int(budget.rsplit("@", 1)[1][:-1])
+        line += (
+            f"; at {characters:,} characters read ({budget}): {at_budget.name} "
+            f"{format_value(at_budget.aggregates[budget].mean)}"
+        )
+    return line
 
 
 def render_report(
@@ -303,6 +389,9 @@ def render_report(
     if detection_limit:
         console.print(Text("detection limit: ", style="bold") + Text(detection_limit))
     render_notes(console, report.notes)
+    line = bottom_line(report, metrics)
+    if line is not None:
+        console.print(Text("bottom line: ", style="bold") + Text(line))
     if report_path is not None:
         console.print(Text("report: ", style="bold") + Text(report_path))
     if items_path is not None:
@@ -318,18 +407,53 @@ def progress_option(function: Callable[..., Any]) -> Callable[..., Any]:
     )(function)
 
 
-class ProgressDisplay:
-    """The engine's ``progress(phase, done, total)`` hook drawn as transient rich progress bars.
+PROGRESS_VARIABLE = "GROUNDKIT_PROGRESS"
+"""Environment variable choosing the progress display when no flag does."""
 
-    Bars go to standard error and only when it is a terminal, so piped output and captured
-    output (tests, CI logs) stay clean. Every bar shows its elapsed time and an estimate of the
-    time left. Loading a model is a step of its own (``<stage>: load model``): its bar shows
-    the time spent while the model loads, and a line saying how long it took stays once it
-    has. Use as a context manager; call the instance as the hook.
+_PROGRESS_MODES = ("auto", "bars", "lines", "off")
+
+
+def _progress_from_environment() -> str | None:
+    """The progress display ``GROUNDKIT_PROGRESS`` asks for (``None`` when unset).
+
+    ``auto`` (bars on a terminal, lines otherwise), ``bars``, ``lines`` or ``off``.
+
+    Raises:
+        InputError: Any other value.
+    """
+    value = os.environ.get(PROGRESS_VARIABLE)
+    if value is None or not value.strip():
+        return None
+    mode = value.strip().lower()
+    if mode not in _PROGRESS_MODES:
+        from groundkit.cli._errors import InputError
+
+        raise InputError(
+            f"environment variable {PROGRESS_VARIABLE}={value!r}: expected one of "
+            + ", ".join(_PROGRESS_MODES)
+        )
+    return mode
+
+
+class ProgressDisplay:
+    """The engine's ``progress(phase, done, total)`` hook, drawn for a person or a log.
+
+    On a terminal (standard error), transient rich progress bars: every bar shows its elapsed
+    time and an estimate of the time left. Loading a model is a step of its own
+    (``<stage>: load model``): its bar shows the time spent while the model loads, and a line
+    saying how long it took stays once it has. When standard error is not a terminal (a CI
+    log, a file), plain lines instead: one when a phase ends, with its time and the time since
+    the start, and at most one every 30 s while a long phase runs, so a log always shows where
+    a run is. ``enabled=True`` forces the bars, ``enabled=False`` (``--no-progress``) shows
+    nothing; with neither, the environment variable ``GROUNDKIT_PROGRESS`` (``auto``, ``bars``,
+    ``lines`` or ``off``) chooses. Use as a context manager; call the instance as the hook.
 
     Another display draws its own bars through :meth:`show` with its own ``columns`` (the
     sweep's arms bar does).
     """
+
+    LINE_EVERY = 30.0
+    """Seconds between two plain lines of one long phase."""
 
     def __init__(
         self,
@@ -339,13 +463,22 @@ class ProgressDisplay:
         columns: Sequence[str | ProgressColumn] | None = None,
     ) -> None:
         stream = file if file is not None else sys.stderr
+        is_tty = bool(getattr(stream, "isatty", lambda: False)())
+        chosen = _progress_from_environment() if enabled is None else None
         self.enabled = (
-            bool(getattr(stream, "isatty", lambda: False)()) if enabled is None else enabled
+            (is_tty if chosen in {None, "auto"} else chosen == "bars")
+            if enabled is None
+            else enabled
+        )
+        self.lines = enabled is None and (
+            chosen == "lines" or (chosen in {None, "auto"} and not is_tty)
         )
         self._progress: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
         self._stream = stream
         self._columns = None if columns is None else tuple(columns)
+        self._start = time.monotonic()
+        self._phases: dict[str, list[float]] = {}  # phase -> [started, last line]
 
     def __enter__(self) -> ProgressDisplay:
         if self.enabled:
@@ -375,7 +508,10 @@ class ProgressDisplay:
             self._progress = None
 
     def __call__(self, phase: str, done: int, total: int) -> None:
-        """Advance the bar of ``phase`` (created on first sight)."""
+        """Advance the bar of ``phase`` (created on first sight), or write its plain line."""
+        if self.lines:
+            self._line(phase, done, total)
+            return
         if self._progress is None:
             return
         task = self._tasks.get(phase)
@@ -394,6 +530,25 @@ class ProgressDisplay:
             self._progress.console.print(
                 f"{phase.removesuffix(LOAD_MODEL_PHASE)}model loaded in {elapsed:.1f} s"
             )
+
+    def _line(self, phase: str, done: int, total: int) -> None:
+        """One plain line when ``phase`` ends, or every :attr:`LINE_EVERY` seconds while it runs."""
+        now = time.monotonic()
+        state = self._phases.get(phase)
+        if state is None or (state[0] < 0 and done < total):
+            state = self._phases[phase] = [now, now]  # first sight, or the phase began again
+        if state[0] < 0:
+            return  # its end was written already
+        if done >= total:
+            text = f"{phase}: done in {now - state[0]:.1f} s"
+            state[0] = -1.0
+        elif now - state[1] >= self.LINE_EVERY:
+            text = f"{phase}: {done:,} of {total:,} after {now - state[0]:.0f} s"
+            state[1] = now
+        else:
+            return
+        self._stream.write(f"[{now - self._start:7.1f} s] {text}\n")
+        self._stream.flush()
 
     def show(self, name: str, *, completed: float, total: float | None, **fields: Any) -> None:
         """Set the bar ``name`` to ``completed`` and its ``fields`` (added, of ``total``, first).

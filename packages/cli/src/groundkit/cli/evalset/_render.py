@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from groundkit.cli.console._fit import print_table
 from groundkit.evalset import CAUTION, EvalSetQuality, Note, round_up
 from groundkit.evalset.filters import FilterResult
 
@@ -89,7 +90,7 @@ def render_distribution(console: Console, distribution: Mapping[str, int]) -> No
     table.add_column("share", justify="right")
     for name, count in distribution.items():
         table.add_row(name, str(count), f"{count / total:.0%}" if total else "—")
-    console.print(table)
+    print_table(console, table)
 
 
 def render_filter_result(console: Console, result: FilterResult, *, limit: int = 20) -> None:
@@ -100,7 +101,7 @@ def render_filter_result(console: Console, result: FilterResult, *, limit: int =
     table.add_column("rejected", justify="right")
     for name, count in result.by_filter().items():
         table.add_row(name, str(count))
-    console.print(table)
+    print_table(console, table)
     if result.rejected:
         shown = Table(title="rejections", title_justify="left")
         shown.add_column("id", no_wrap=True)

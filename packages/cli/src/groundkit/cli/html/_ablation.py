@@ -21,8 +21,10 @@ def _cells(row: AblationRow, metric: str) -> str:
     aggregate = row.aggregates.get(metric)
     comparison = next((c for c in row.comparisons if c.metric == metric), None)
     if aggregate is None or comparison is None:
-        return '<td class="num group-start muted">—</td><td class="num muted">—</td>'
-    mean = number_cell(aggregate.mean, field="ablation-mean", stage=row.stage, metric=metric)
+        return '<td class="num group-start muted">—</td>'
+    mean = number_cell(
+        aggregate.mean, field="ablation-mean", stage=row.stage, metric=metric, tag="span"
+    )
     effect = number_cell(
         comparison.effect,
         field="ablation-effect",
@@ -46,10 +48,12 @@ def _cells(row: AblationRow, metric: str) -> str:
     guardrail = (
         ' <span class="small muted">guardrail</span>' if comparison.role == "guardrail" else ""
     )
+    # One cell per metric, so that a hybrid's four headline metrics fit a 1,000-pixel page:
+    # the component's mean, then whole − component with its interval and verdict.
     return (
-        mean.replace('class="num"', 'class="num group-start"', 1)
-        + f'<td class="num"><strong>{effect}</strong> <span class="range">[{low}, {high}]'
-        f"</span><br>{badge}{guardrail}</td>"
+        f'<td class="num group-start"><span class="muted small">component</span> {mean}<br>'
+        f'<strong>{effect}</strong> <span class="range">[{low}, {high}]</span><br>'
+        f"{badge}{guardrail}</td>"
     )
 
 
@@ -59,14 +63,7 @@ def ablation_section(
     """Each ablation row: the component's mean and whole − component (empty: no section)."""
     if not report.ablation:
         return ""
-    head_top = "".join(
-        f'<th scope="colgroup" colspan="2" class="group-start">{esc(m)}</th>' for m in metrics
-    )
-    head_sub = "".join(
-        '<th scope="col" class="num group-start">component</th>'
-        '<th scope="col" class="num">whole − component</th>'
-        for _ in metrics
-    )
+    head_top = "".join(f'<th scope="col" class="num group-start">{esc(m)}</th>' for m in metrics)
     rows: list[str] = []
     for row in report.ablation:
         label = stage_label(row.stage, styles.get(row.stage))
@@ -85,9 +82,10 @@ def ablation_section(
         "its inputs (replayed from the run's ranked lists, nothing searched again). A "
         "positive difference says the removed part helps.</p>"
         '<div class="table-scroll"><table class="headline">'
-        f"<caption>{esc(ablation_title(report))}.</caption>"
-        '<thead><tr><th scope="col" rowspan="2">stage</th>'
-        '<th scope="col" rowspan="2">component</th><th scope="col" rowspan="2">removed</th>'
-        f"{head_top}</tr><tr>{head_sub}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<caption>{esc(ablation_title(report))}. Each cell: the component's mean, then "
+        "whole − component with its interval and verdict.</caption>"
+        '<thead><tr><th scope="col">stage</th>'
+        '<th scope="col">component</th><th scope="col">removed</th>'
+        f"{head_top}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         "</div></section>"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from groundkit.cli.console._cost_view import COST_COLUMNS, cost_basis_sentence, format_figure
+from groundkit.cli.console._cost_view import cost_basis_sentence, cost_cell, cost_columns
 from groundkit.cli.html._plots import StageStyle
 from groundkit.cli.html._template import esc, stage_label
 from groundkit.judgments import EvalReport
@@ -26,21 +26,22 @@ def cost_section(report: EvalReport, styles: Mapping[str, StageStyle]) -> str:
             + '<p class="muted">This report records no cost (written before 1.3).</p>'
             + ("</section>")
         )
-    header = "".join(f'<th scope="col">{esc(title)}</th>' for _, title in COST_COLUMNS)
+    columns = cost_columns([s.cost for s in costed if s.cost is not None])
+    header = "".join(f'<th scope="col">{esc(title)}</th>' for _, title in columns)
     rows: list[str] = []
     for stage in costed:
         assert stage.cost is not None
         cells = "".join(
             f'<td class="num" data-stage="{esc(stage.name)}" data-field="cost.{name}" '
             f'data-value="{esc("" if value is None else repr(value))}">'
-            f"{esc(format_figure(name, value))}</td>"
-            for name, _ in COST_COLUMNS
+            f"{esc(cost_cell(stage.cost, name))}</td>"
+            for name, _ in columns
             for value in [stage.cost.figure(name)]
         )
         label = stage_label(stage.name, styles.get(stage.name), baseline=stage.baseline)
         rows.append(f'<tr><th scope="row">{label}</th>{cells}</tr>')
     return (
-        head + '<div class="table-scroll"><table>'
+        head + '<div class="table-scroll"><table class="compact">'
         f"<caption>{esc(cost_basis_sentence(costed))}.</caption>"
         f'<thead><tr><th scope="col">stage</th>{header}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div></section>"

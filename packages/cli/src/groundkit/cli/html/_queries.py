@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 from groundkit.cli.html._data import WorstQuery, first_relevant_hit, scored_stages, worst_queries
 from groundkit.cli.html._plots import StageStyle
 from groundkit.cli.html._template import esc, fmt_count, fmt_value, number_cell, stage_label
-from groundkit.judgments import Corpus, EvalReport, JudgmentError
-from groundkit.judgments.report import GoldEvidence, ReportHit
+from groundkit.judgments import Corpus, EvalReport
+from groundkit.judgments.report import GoldEvidence, ReportHit, report_corpus_at_hand
 
 if TYPE_CHECKING:
     from groundkit.diagnosis import Diagnosis, Fix
@@ -47,45 +47,27 @@ class CorpusView:
 
 
 def open_corpus(
-    report: EvalReport, corpus: Corpus | str | Path | None, *, base_dir: Path | None = None
+    report: EvalReport,
+    corpus: Corpus | str | Path | None,
+    *,
+    base_dir: Path | None = None,
+    source: Path | None = None,
 ) -> CorpusView:
     """Find the report's corpus: the one given, else ``run.corpus_source`` when it exists.
 
     A corpus given explicitly must be the one the report was run on (same fingerprint),
     since the report's spans are offsets into it. A relative ``corpus_source`` is looked
-    for from the working folder, then from ``base_dir`` (the report's folder).
+    for from the working folder, then from ``base_dir`` (the report's folder). A corpus found
+    is checked against the report: every hit names one of its documents and every span ends
+    inside its document (core's :func:`~groundkit.judgments.report.report_corpus_at_hand`).
 
     Raises:
         JudgmentError: An explicitly given corpus cannot be read or is not the report's.
+        ReportError: A hit or gold span does not lie inside the corpus (one line naming
+            ``source``, the query and the span's key).
     """
-    expected = report.run.corpus_fingerprint
-    if corpus is not None:
-        loaded = corpus if isinstance(corpus, Corpus) else Corpus.load(corpus)
-        if loaded.fingerprint() != expected:
-            raise JudgmentError(
-                "corpus is not the one the report was run on (fingerprint "
-                f"{loaded.fingerprint()[:12]}, report {expected[:12]}); its offsets would not "
-                "match",
-                path=None if isinstance(corpus, Corpus) else corpus,
-            )
-        return CorpusView(loaded, None)
-    source = report.run.corpus_source
-    if source is None:
-        return CorpusView(None, "The report does not say where its corpus is; pass --corpus.")
-    path = Path(source)
-    if not path.exists() and base_dir is not None and not path.is_absolute():
-        path = base_dir / path
-    if not path.exists():
-        return CorpusView(None, f"The corpus {source} is not on this machine; pass --corpus.")
-    try:
-        loaded = Corpus.load(path)
-    except (JudgmentError, OSError) as exc:
-        return CorpusView(None, f"The corpus {source} could not be read ({exc}).")
-    if loaded.fingerprint() != expected:
-        return CorpusView(
-            None, f"The corpus at {source} has changed since the run; its texts are not shown."
-        )
-    return CorpusView(loaded, None)
+    found, note = report_corpus_at_hand(report, corpus, base_dir=base_dir, source=source)
+    return CorpusView(found, note)
 
 
 def _shorten(text: str, limit: int) -> str:

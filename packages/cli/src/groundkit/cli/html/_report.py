@@ -15,13 +15,13 @@ from groundkit.cli.__about__ import __version__
 from groundkit.cli.html._ablation import ablation_section
 from groundkit.cli.html._cost import cost_section
 from groundkit.cli.html._data import breakdown, headline_metrics, recall_curves
+from groundkit.cli.html._forest import forest_section
 from groundkit.cli.html._judged import judged_section
 from groundkit.cli.html._plots import stage_styles
 from groundkit.cli.html._queries import diagnosis_section, open_corpus, worst_section
 from groundkit.cli.html._sections import (
     breakdown_section,
     curves_section,
-    forest_section,
     stages_section,
     summary_section,
 )
@@ -92,6 +92,7 @@ def render_html_report(
     *,
     corpus: Corpus | str | Path | None = None,
     base_dir: Path | None = None,
+    source: Path | None = None,
 ) -> str:
     """Render the report as one self-contained HTML document.
 
@@ -100,17 +101,20 @@ def render_html_report(
         corpus: The corpus the report was run on (a :class:`Corpus` or a path), to show chunk
             texts; by default ``run.corpus_source`` when it exists and still matches.
         base_dir: Where else to look for a relative ``corpus_source`` (the report's folder).
+        source: The report's file, named when a span does not lie inside the corpus.
 
     Returns:
         The HTML text.
 
     Raises:
         JudgmentError: ``corpus`` was given but cannot be read or is not the report's corpus.
+        ReportError: A hit or gold span of the report does not lie inside its corpus (a
+            document it does not have, or past a document's end): nothing is rendered.
     """
     metrics = headline_metrics(report)
     styles = stage_styles([s.name for s in report.stages])
     limits = detection_limits(report)
-    corpus_view = open_corpus(report, corpus, base_dir=base_dir)
+    corpus_view = open_corpus(report, corpus, base_dir=base_dir, source=source)
     body = "\n".join(
         [
             summary_section(report, metrics, limits, styles),
@@ -137,6 +141,7 @@ def write_html_report(
     *,
     corpus: Corpus | str | Path | None = None,
     base_dir: Path | None = None,
+    source: Path | None = None,
 ) -> None:
     """Render the report and write it atomically (nothing half-written on failure).
 
@@ -145,11 +150,13 @@ def write_html_report(
         path: Where to write the page.
         corpus: The corpus, as for :func:`render_html_report`.
         base_dir: Where else to look for a relative ``corpus_source``.
+        source: The report's file, for messages.
 
     Raises:
-        JudgmentError: Bad corpus, or the file cannot be written (the message names it).
+        JudgmentError: Bad corpus, a span outside the corpus, or the file cannot be written
+            (the message names it).
     """
-    text = render_html_report(report, corpus=corpus, base_dir=base_dir)
+    text = render_html_report(report, corpus=corpus, base_dir=base_dir, source=source)
     try:
         atomic_write_text(Path(path), text)
     except JudgmentError:

@@ -1,7 +1,8 @@
 """Sections of the HTML report about whole stages.
 
-Summary, settings, differences from the baseline, curves and breakdown. Each function
-returns an HTML fragment; every string from the report is escaped.
+Summary, settings, curves and breakdown (the differences from the baseline are in
+``_forest``). Each function returns an HTML fragment; every string from the report is
+escaped.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from groundkit.cli.html._data import BreakdownRow, Curve, CurveSet, scored_stage
 from groundkit.cli.html._plots import (
     StageStyle,
     budget_curve_svg,
-    forest_svg,
     rank_curve_svg,
 )
 from groundkit.cli.html._template import (
@@ -32,7 +32,7 @@ from groundkit.judgments.report import StageComparison
 __all__ = [
     "breakdown_section",
     "curves_section",
-    "forest_section",
+    "level_text",
     "settings_text",
     "stages_section",
     "summary_section",
@@ -42,7 +42,8 @@ _RANK_ROWS = (1, 3, 5, 10, 20, 50, 100)
 _BUDGET_ROWS = (500, 1000, 2000, 4000, 8000, 20000)
 
 
-def _level(report: EvalReport) -> str:
+def level_text(report: EvalReport) -> str:
+    """The report's confidence level as a percentage (``95%``)."""
     return f"{report.run.bootstrap.confidence_level:.0%}"
 
 
@@ -120,7 +121,7 @@ def _headline_table(
         rows.append(f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>')
     caption = (
         f"Mean over {fmt_count(report.answerable_count)} answerable queries with its "
-        f"{_level(report)} bootstrap interval; Δ is the paired difference from the baseline "
+        f"{level_text(report)} bootstrap interval; Δ is the paired difference from the baseline "
         f"{esc(baseline)} with its verdict (Holm-adjusted across stages)."
     )
     return (
@@ -339,81 +340,6 @@ def stages_section(report: EvalReport, styles: Mapping[str, StageStyle]) -> str:
     )
 
 
-# --- differences from the baseline ------------------------------------------------------------
-
-
-def forest_section(
-    report: EvalReport,
-    metrics: Sequence[str],
-    limits: DetectionLimits,
-    styles: Mapping[str, StageStyle],
-) -> str:
-    """The forest plot of differences from the baseline and the table of its numbers."""
-    candidates = {
-        s.name: [c for c in s.comparisons if c.metric in metrics]
-        for s in scored_stages(report)
-        if not s.baseline
-    }
-    candidates = {name: comps for name, comps in candidates.items() if comps}
-    head = (
-        '<section id="differences" aria-labelledby="differences-h">'
-        '<h2 id="differences-h">Difference from the baseline</h2>'
-    )
-    if not candidates:
-        return (
-            head + '<p class="lead">No candidate stage has a comparison with the baseline '
-            f"{esc(report.baseline.name)}: nothing to compare.</p></section>"
-        )
-    level = _level(report)
-    svg = forest_svg(
-        candidates,
-        metrics,
-        confidence_level=report.run.bootstrap.confidence_level,
-        baseline=report.baseline.name,
-    )
-    rows: list[str] = []
-    for name, comparisons in candidates.items():
-        for index, c in enumerate(comparisons):
-            stage_cell = (
-                f'<th scope="rowgroup" rowspan="{len(comparisons)}">'
-                f"{stage_label(name, styles.get(name))}</th>"
-                if index == 0
-                else ""
-            )
-            rows.append(
-                f"<tr>{stage_cell}<td>{esc(c.metric)}</td>"
-                + number_cell(c.effect, field="effect", stage=name, metric=c.metric, signed=True)
-                + number_cell(c.low, field="low", stage=name, metric=c.metric, signed=True)
-                + number_cell(c.high, field="high", stage=name, metric=c.metric, signed=True)
-                + number_cell(c.p_value, field="p_value", stage=name, metric=c.metric)
-                + number_cell(c.p_holm, field="p_holm", stage=name, metric=c.metric)
-                + f"<td>{verdict_badge(c.outcome, stage=name, metric=c.metric)}</td></tr>"
-            )
-    limit_text = (
-        f" For scale: this set's unpaired detection limit is {fmt_value(limits.unpaired)} "
-        "(see the summary)."
-    )
-    return (
-        head + f'<p class="lead">Each candidate minus the baseline {esc(report.baseline.name)}, '
-        f"per query then averaged, with its {level} interval (Tango's score interval for "
-        "right-or-wrong metrics, paired t otherwise). The marker shape gives the verdict: "
-        "▲ better, ▼ worse, = equivalent, ◆ inconclusive (interval crosses zero, or the exact "
-        "test's p-value, adjusted over every comparison of the report, is too large: such an "
-        "interval clear of zero is drawn dashed), … too few queries. Bar and marker follow "
-        f"the same decision.{limit_text}</p>"
-        f"<figure>{svg}<figcaption>Difference from {esc(report.baseline.name)} per headline "
-        f"metric; bars are {level} intervals, the solid vertical line is no difference."
-        "</figcaption></figure>"
-        '<div class="table-scroll"><table><caption>The numbers behind the plot '
-        "(p: bootstrap two-sided; p Holm: adjusted across candidate stages).</caption>"
-        '<thead><tr><th scope="col">stage</th><th scope="col">metric</th>'
-        '<th scope="col" class="num">Δ</th><th scope="col" class="num">low</th>'
-        '<th scope="col" class="num">high</th><th scope="col" class="num">p</th>'
-        '<th scope="col" class="num">p Holm</th><th scope="col">verdict</th></tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
-    )
-
-
 # --- curves ---------------------------------------------------------------------------------
 
 
@@ -467,7 +393,7 @@ def curves_section(
     head = '<section id="curves" aria-labelledby="curves-h"><h2 id="curves-h">Recall curves</h2>'
     if not rank:
         return head + '<p class="lead">No stage has results to plot.</p></section>'
-    level = _level(report)
+    level = level_text(report)
     band = (
         f"Bands: each point's {level} interval over queries (exact Clopper–Pearson for "
         "right-or-wrong scores, t or the distribution-free betting interval otherwise)."

@@ -7,6 +7,8 @@ style), so it is as self-contained, static and deterministic as the report.
 
 from __future__ import annotations
 
+from typing import Any
+
 import matplotlib as mpl
 
 from groundkit.cli.__about__ import __version__
@@ -30,11 +32,57 @@ def _plotted(summary: SweepSummary) -> list[SweepPoint]:
     ]
 
 
+# Label offsets tried in turn (points, from the marker) until one overlaps no placed label.
+_LABEL_OFFSETS = ((6, 5), (6, -13), (-6, 5), (-6, -13), (6, 14), (-6, 14), (6, -22), (-6, -22))
+_LABEL_FONT = 8.5
+
+
+def _place_labels(ax: Any, points: list[SweepPoint]) -> None:
+    """Name every point, moving a label that would overlap one already placed.
+
+    A greedy search over a few offsets in display space, the boxes estimated from the font
+    size (a label that finds no free place takes the first offset).
+    """
+    ax.figure.draw_without_rendering()  # the axis limits in force, so display positions hold
+    placed: list[tuple[float, float, float, float]] = []
+    char_width, height = _LABEL_FONT * 0.6, _LABEL_FONT * 1.25
+    for point in sorted(points, key=lambda p: (-(p.metric_mean or 0.0), p.name)):
+        x, y = ax.transData.transform((point.context_chars or 0.0, point.metric_mean or 0.0))
+        width = char_width * len(point.name)
+        chosen = _LABEL_OFFSETS[0]
+        for dx, dy in _LABEL_OFFSETS:
+            left = x + dx if dx > 0 else x + dx - width
+            box = (left, y + dy, left + width, y + dy + height)
+            if not any(_overlap(box, other) for other in placed):
+                chosen = (dx, dy)
+                break
+        dx, dy = chosen
+        left = x + dx if dx > 0 else x + dx - width
+        placed.append((left, y + dy, left + width, y + dy + height))
+        ax.annotate(
+            point.name,
+            (point.context_chars or 0.0, point.metric_mean or 0.0),
+            xytext=(dx, dy),
+            textcoords="offset points",
+            ha="left" if dx > 0 else "right",
+            fontsize=_LABEL_FONT,
+            color="#1a1a1a",
+        )
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
 def sweep_scatter_svg(summary: SweepSummary) -> str:
-    """The headline metric against characters of context read; the front joined and filled."""
+    """The headline metric against characters of context read; the front joined and filled.
+
+    Each point carries its interval (a vertical bar) and links to its arm's report; the
+    legend sits below the axes, where it covers no point.
+    """
     points = _plotted(summary)
     with mpl.rc_context(_RC):
-        figure = _figure(6.8, 4.8)
+        figure = _figure(6.8, 5.2)
         ax = figure.subplots()
         ax.grid(True)
         # The line is the front of this plot's two axes; the filled points are the sweep's.
@@ -52,44 +100,54 @@ def sweep_scatter_svg(summary: SweepSummary) -> str:
                 label=f"front of {summary.metric} and characters read",
             )
         for point in points:
-            baseline = point.role == "baseline"
-            colour = (
-                _BASELINE_COLOUR
-                if baseline
-                else (_FRONT_COLOUR if point.on_front else _OTHER_COLOUR)
-            )
-            marker = "s" if baseline else ("o" if point.on_front else "x")
-            ax.plot(
-                [point.context_chars or 0.0],
-                [point.metric_mean or 0.0],
-                linestyle="none",
-                marker=marker,
-                markersize=7.5 if point.on_front else 6.0,
-                color=colour,
-            )
-            ax.annotate(
-                point.name,
-                (point.context_chars or 0.0, point.metric_mean or 0.0),
-                xytext=(5, 4),
-                textcoords="offset points",
-                fontsize=8.5,
-                color="#1a1a1a",
-            )
-        ax.set_xlabel(f"characters of context read (first {summary.context_k} hits, mean)")
+            _draw_point(ax, point)
+        _place_labels(ax, points)
+        ax.set_xlabel(f"characters read (first {summary.context_k} hits, mean)")
         ax.set_ylabel(f"{summary.metric} (mean over queries)")
-        if front:
-            ax.legend(loc="lower right")
+        figure.legend(loc="outside lower center", ncols=2, frameon=False, fontsize=8.5)
         return _inline_svg(
             figure,
             prefix="sweep-front",
             title=f"{summary.metric} against characters of context read",
             description=(
-                f"One point per arm and the baseline (square); arms on the sweep's Pareto front "
+                f"One point per arm and the baseline (square), each with its "
+                f"{summary.confidence_level:.0%} interval; arms on the sweep's Pareto front "
                 f"({', '.join(summary.front_axes)}) are filled circles, the others crosses; the "
                 f"dashed line joins the front of {summary.metric} and characters read alone. "
-                "The values are in the table below."
+                "Characters read count whole documents at document level. Each point links "
+                "to its arm's report. The values are in the table below."
             ),
         )
+
+
+def _draw_point(ax: Any, point: SweepPoint) -> None:
+    baseline = point.role == "baseline"
+    colour = _BASELINE_COLOUR if baseline else (_FRONT_COLOUR if point.on_front else _OTHER_COLOUR)
+    x, y = point.context_chars or 0.0, point.metric_mean or 0.0
+    low, high = point.metric_low, point.metric_high
+    label = "baseline" if baseline else ("on the front" if point.on_front else "off the front")
+    if low is not None and high is not None:
+        ax.errorbar(
+            [x], [y], yerr=[[max(0.0, y - low)], [max(0.0, high - y)]], fmt="none",
+            ecolor=colour, elinewidth=1.0, capsize=2.5, alpha=0.7,
+        )  # fmt: skip
+    (marker,) = ax.plot(
+        [x],
+        [y],
+        linestyle="none",
+        marker="s" if baseline else ("o" if point.on_front else "x"),
+        markersize=7.5 if point.on_front else 6.0,
+        color=colour,
+        label=label if label not in ax.get_legend_handles_labels()[1] else None,
+    )
+    href = _href(point.report)
+    if href is not None:
+        marker.set_url(href)  # the SVG wraps the marker in a link to the arm's report
+
+
+def _href(path: str) -> str | None:
+    """A link to an arm's report: a relative path only (never a URL with a scheme)."""
+    return None if ":" in path or path.startswith(("/", "\\")) else path
 
 
 def _figure_cell(point: SweepPoint, field: str, value: float | None, text: str) -> str:
@@ -108,7 +166,8 @@ def _verdict_cell(point: SweepPoint, comparison: StageComparison | None, metric:
 
 
 def _row(point: SweepPoint, metric: str) -> str:
-    name = esc(point.name)
+    href = _href(point.report)
+    name = esc(point.name) if href is None else f'<a href="{esc(href)}">{esc(point.name)}</a>'
     if point.role == "baseline":
         name += ' <span class="tag">baseline</span>'
     if point.error is not None:
@@ -159,7 +218,10 @@ def render_sweep_html(summary: SweepSummary) -> str:
         f"<p>On the front over {esc(', '.join(summary.front_axes))} (no other point is at "
         f"least as good on every one and better on one; {esc(summary.metric)} higher, "
         f"characters read and latency lower): <strong>{esc(front)}</strong>.</p>"
-        f"<figure>{sweep_scatter_svg(summary)}</figure></section>\n"
+        f"<figure>{sweep_scatter_svg(summary)}<figcaption>Each point with its {level} "
+        "interval; a point links to its arm's report. Characters read are those of the first "
+        f"{summary.context_k} hits: whole documents at document level.</figcaption></figure>"
+        "</section>\n"
         '<section id="arms"><h2>Arms</h2>'
         f"<p>Every arm is compared with the baseline on every headline metric as one family "
         f"({esc(summary.adjustment)}, {summary.family_size} decisions, {level} intervals). "

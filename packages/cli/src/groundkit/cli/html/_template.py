@@ -191,14 +191,18 @@ code { background: var(--soft); padding: 1px 4px; border-radius: 3px; }
 table { border-collapse: collapse; width: 100%; font-size: 14px; }
 caption { caption-side: top; text-align: left; padding: 10px 12px 6px; color: var(--muted);
   font-size: 13.5px; }
-th, td { padding: 7px 12px; text-align: left; vertical-align: top;
+th, td { padding: 7px 10px; text-align: left; vertical-align: top;
   border-top: 1px solid var(--line); }
 thead th { background: var(--soft); font-weight: 600; font-size: 13px; color: #333;
-  border-top: 0; white-space: nowrap; }
+  border-top: 0; white-space: normal; overflow-wrap: normal; }
 thead tr + tr th { border-top: 1px solid var(--line); }
 tbody tr:nth-child(even) td, tbody tr:nth-child(even) th { background: #fafbfc; }
 th[scope="row"] { font-weight: 600; }
 td.num, th.num, span.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
+/* A cell of several figures (a mean, its range, a verdict) may break between them, never
+   inside one: a wide table fits its card instead of hiding its last columns. */
+table.headline td.num, table.compact td.num { white-space: normal; }
+td .range { white-space: normal; }
 td.num, th.num { text-align: right; }
 td.group-start, th.group-start { border-left: 1px solid var(--line); }
 .range { color: var(--muted); font-size: 12.5px; white-space: nowrap;
@@ -245,7 +249,9 @@ mark { background: #fde9a8; color: inherit; padding: 0 1px; border-radius: 2px;
 .worst col.c-score { width: 8%; } .worst col.c-gold { width: 27%; }
 .worst col.c-hit { width: 38%; }
 td.best { font-weight: 700; }
-table.headline th, table.headline td { padding: 7px 9px; }
+table.headline th, table.headline td { padding: 7px 7px; }
+table.compact { font-size: 13px; }
+table.compact th, table.compact td { padding: 6px 7px; }
 table.headline td.group-start, table.headline th.group-start { padding-left: 12px; }
 .split { display: grid; grid-template-columns: 1fr; gap: 4px 24px; align-items: start; }
 @media (min-width: 1000px) { .split { grid-template-columns: minmax(320px, 1fr) auto; } }
@@ -256,7 +262,7 @@ table.headline td.group-start, table.headline th.group-start { padding-left: 12p
   white-space: normal; overflow-wrap: anywhere; }
 tr.group th { background: #eef1f4; font-size: 12.5px; text-transform: uppercase;
   letter-spacing: 0.04em; color: var(--muted); }
-.grid-tables { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr));
+.grid-tables { display: grid; grid-template-columns: repeat(auto-fit, minmax(640px, 1fr));
   gap: 0 16px; }
 .glance h3 { margin-top: 0; }
 .glance-list { list-style: none; margin: 0; padding: 0; }

@@ -1,11 +1,13 @@
 """The judge clients the CLI builds from ``--judge``: an endpoint, recorded answers, a function.
 
 ``--judge http`` asks an OpenAI-compatible endpoint (``--model``, ``--base-url``) through
-:class:`~groundkit.cli.judges._http.ChatClient`: retries with backoff on 429/5xx and timeouts
-there, concurrency bounded by the judge. A timeout, an HTTP error or a reply that is not a chat
-completion fails that call only (it is listed); an endpoint nothing answers at stops the run
-with exit 2, since no judgment could be made. ``--judge recorded:FILE`` replays recorded
-answers; ``--judge python:MODULE:FUNCTION`` calls ``FUNCTION(query, passage)``.
+:class:`~groundkit.cli.judges._http.ChatClient`: retries with backoff on 429/5xx, timeouts and
+transport faults there, concurrency bounded by the judge, ``--timeout`` a deadline for each
+call as a whole and ``--judge-deadline`` one for the whole run. A timeout, an HTTP error, a
+broken or oversized reply, or one that is not a chat completion fails that call only (it is
+listed); an endpoint nothing answers at stops the run with exit 2, since no judgment could be
+made. ``--judge recorded:FILE`` replays recorded answers; ``--judge python:MODULE:FUNCTION``
+calls ``FUNCTION(query, passage)``.
 """
 
 from __future__ import annotations
@@ -73,17 +75,37 @@ def build_judge_client(
     api_key_env: str | None,
     timeout: float,
     retries: int,
+    deadline: float | None = None,
+    concurrency: int = 4,
 ) -> JudgeChoice:
     """The client named by ``--judge``.
+
+    Args:
+        spec: ``--judge``: ``http``, ``recorded:FILE`` or ``python:MODULE:FUNCTION``.
+        model: ``--model`` (``http`` only).
+        base_url: ``--base-url`` (``http`` only).
+        api_key_env: ``--api-key-env``.
+        timeout: ``--timeout``: seconds for each call, connect to last byte.
+        retries: ``--retries``.
+        deadline: ``--judge-deadline``: seconds for all the calls of the run (default: none).
+        concurrency: ``--concurrency``: the connections kept open for reuse.
 
     Raises:
         InputError: An unknown spec, a missing option, an unreadable recorded file or a
             function that cannot be imported.
     """
     if spec == "http":
-        chat = client_from_options(model, base_url, api_key_env, timeout=timeout, required=True)
+        chat = client_from_options(
+            model,
+            base_url,
+            api_key_env,
+            timeout=timeout,
+            required=True,
+            retries=retries,
+            run_deadline=deadline,
+            connections=concurrency,
+        )
         assert chat is not None  # required=True raises instead
-        chat.retries = retries
         return http_judge(chat), f"http:{chat.model}", chat
     if model is not None or base_url is not None:
         raise InputError("--model and --base-url go with --judge http only")
@@ -133,14 +155,22 @@ def judge_options(function: Callable[..., Any]) -> Callable[..., Any]:
             default=60.0,
             show_default=True,
             type=FiniteFloatRange(min=0.001),
-            help="Seconds per call.",
+            help="Seconds per call, from connecting to the reply's last byte.",
+        ),
+        click.option(
+            "--judge-deadline",
+            default=None,
+            type=FiniteFloatRange(min=0, min_open=True),
+            metavar="SECONDS",
+            help="Seconds for all the calls of the run (--judge http); later calls fail "
+            "at once [default: no limit].",
         ),
         click.option(
             "--retries",
             default=2,
             show_default=True,
             type=click.IntRange(min=0),
-            help="Retries after a timeout or HTTP 429/5xx.",
+            help="Retries after a timeout, a transport fault or HTTP 429/5xx.",
         ),
         click.option(
             "--repeats",
@@ -183,6 +213,7 @@ class JudgeSettings:
     repeats: int
     concurrency: int
     min_success: float | None = None
+    deadline: float | None = None
 
     @classmethod
     def pop(cls, options: dict[str, Any]) -> JudgeSettings:
@@ -197,6 +228,7 @@ class JudgeSettings:
             repeats=options.pop("repeats"),
             concurrency=options.pop("concurrency"),
             min_success=options.pop("min_success"),
+            deadline=options.pop("judge_deadline"),
         )
 
     def judge(self, cache: Path) -> RelevanceJudge:
@@ -217,6 +249,8 @@ def choose_client(settings: JudgeSettings) -> JudgeChoice:
         api_key_env=settings.api_key_env,
         timeout=settings.timeout,
         retries=settings.retries,
+        deadline=settings.deadline,
+        concurrency=settings.concurrency,
     )
 
 

@@ -15,6 +15,8 @@ Stage specs (``--stage``, repeatable): ``[NAME=]KIND[:ARG][@CHUNKER]`` for any r
     [NAME=]callable:TARGET           a Python retriever, TARGET = package.module:name or
                                      path/file.py:name (a function, an object with search(),
                                      or a zero-argument factory of one)
+    [NAME=]langchain:TARGET          a LangChain retriever or vector store (or a factory);
+                                     llamaindex:TARGET and haystack:TARGET alike
 
 Shortcuts: ``--retriever dense`` is ``--stage dense``; ``--hybrid bm25,dense`` is
 ``--stage hybrid=hybrid:bm25+dense``; ``--command NAME=CMD`` runs an external retriever command;

@@ -106,7 +106,9 @@ stage_options: Decorator = option_group(
         "stages",
         multiple=True,
         metavar="[NAME=]KIND[@CHUNKER]",
-        help="Add a stage: bm25, dense[:MODEL] or hybrid:A+B, with its own chunker after @, "
+        help="Add a stage of any kind: bm25, dense[:MODEL], hybrid:A+B, rerank:STAGE:MODEL, "
+        "callable:TARGET, langchain:TARGET, llamaindex:TARGET, haystack:TARGET (TARGET = "
+        "package.module:name or file.py:name), or a plugin's kind; its own chunker after @, "
         "e.g. --stage small=bm25@chars:400:50. Repeatable.",
     ),
     click.option(

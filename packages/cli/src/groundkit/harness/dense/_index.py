@@ -4,7 +4,7 @@
 same chunks as the numpy search, its scores equal to float32 precision (FAISS sums in its own
 order). ``faiss-ivf`` clusters the chunks (k-means with a fixed seed, so the same vectors give
 the same index) and searches only the ``nprobe`` clusters nearest to each query. Either way the
-results are ordered like the exact search: by score, ties to the earlier chunk.
+results are ordered like the exact search: by score, ties to the later chunk (trec_eval's rule).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from groundkit.harness._errors import HarnessError
 from groundkit.harness.retrievers._builtin import DenseRetriever
+from groundkit.harness.run._ranking import rank_order
 
 __all__ = ["FAISS_INSTALL_HINT", "FaissIndex", "ivf_sizes", "require_faiss"]
 
@@ -92,7 +93,7 @@ class FaissIndex:
         self._index = index
 
     def search(self, queries: npt.NDArray[np.float32], depth: int) -> Sequence[Hits]:
-        """The ``depth`` best chunks of each query, by score, ties to the earlier chunk."""
+        """The ``depth`` best chunks of each query, by score, ties to the later chunk."""
         k = min(depth, self.count)
         if k == 0 or len(queries) == 0:
             empty = (np.zeros(0, np.int64), np.zeros(0, np.float64))
@@ -103,8 +104,7 @@ class FaissIndex:
             found = row_ids >= 0  # an IVF search may find fewer than k
             kept_ids = row_ids[found].astype(np.int64)
             kept_scores = row_scores[found].astype(np.float64)
-            # FAISS's heap leaves ties in no particular order; the exact search puts the
-            # earlier chunk first.
-            order = np.lexsort((kept_ids, -kept_scores))
+            # FAISS's heap leaves ties in no particular order: the harness's one tie rule.
+            order = rank_order(kept_ids, kept_scores)
             out.append((kept_ids[order], kept_scores[order]))
         return out

@@ -16,6 +16,7 @@ from typing import Any
 
 from groundkit.harness._errors import HarnessError
 from groundkit.harness.retrievers._builtin import DEFAULT_MODEL
+from groundkit.harness.retrievers._protocol import LOAD_MODEL_PHASE
 
 __all__ = [
     "DENSE_INSTALL_HINT",
@@ -25,9 +26,10 @@ __all__ = [
     "resolve_device",
 ]
 
-DENSE_INSTALL_HINT = "pip install 'groundkit-cli[dense]'"
-LOAD_MODEL_PHASE = "load model"
-"""The progress phase of loading a stage's model (``<stage>: load model``)."""
+DENSE_INSTALL_HINT = (
+    "pip install 'groundkit-cli[dense]' (no GPU? install torch's CPU build first, a tenth "
+    "of the size: pip install torch --index-url https://download.pytorch.org/whl/cpu)"
+)
 _DEFAULT_ALIASES = frozenset({DEFAULT_MODEL, "all-MiniLM-L6-v2"})
 
 

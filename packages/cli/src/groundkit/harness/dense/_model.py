@@ -207,7 +207,7 @@ class DenseIndex:
     ) -> list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]]:
         """Top ``depth`` chunks of each query by inner product (cosine when normalised).
 
-        Ties go to the earlier chunk.
+        Ties go to the later chunk (:func:`~groundkit.harness.run._ranking.rank_order`).
         """
         k = min(depth, len(self.vectors))
         if not queries:

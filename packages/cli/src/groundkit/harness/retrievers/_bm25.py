@@ -18,6 +18,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, overload
 
 import bm25s
@@ -27,6 +28,7 @@ import numpy as np
 import numpy.typing as npt
 import Stemmer
 
+from groundkit.harness._errors import HarnessError
 from groundkit.harness.retrievers._builtin import Bm25Retriever
 from groundkit.harness.run._ranking import top_k
 
@@ -242,6 +244,29 @@ class _TermIds(dict[str, int]):
         return term
 
 
+def stopword_list(setting: str | Path | None) -> list[str]:
+    """The stopwords a BM25 stage's ``stopwords`` setting names.
+
+    ``"en"`` (or ``"lucene"``: the same 33 words, Lucene's ``EnglishAnalyzer`` set, which
+    bm25s ships), ``"none"`` or ``None`` for none, or a file of words, one per line (blank
+    lines and lines starting with ``#`` skipped; lower-cased as the text is).
+
+    Raises:
+        HarnessError: The file cannot be read as UTF-8 text.
+    """
+    if setting is None or setting == "none":
+        return []
+    if setting in {"en", "lucene"}:
+        return list(bm25s.stopwords.STOPWORDS_EN)
+    file = Path(setting)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise HarnessError(f"cannot read the stopwords file: {error}", path=file) from None
+    words = (line.strip().lower() for line in text.splitlines())
+    return sorted({word for word in words if word and not word.startswith("#")})
+
+
 class LexicalAnalyzer:
     """The tokenizer of a BM25 stage: bm25s's word pattern, lower case, stopwords, stemming.
 
@@ -249,8 +274,9 @@ class LexicalAnalyzer:
     """
 
     def __init__(self, config: Bm25Retriever) -> None:
-        self.stopwords: str | list[str] = "en" if config.stopwords == "en" else []
-        self.stemmer: Any = Stemmer.Stemmer(config.stemmer) if config.stemmer else None
+        self.stopwords: list[str] = stopword_list(config.stopwords)
+        stemmer = config.stemmer
+        self.stemmer: Any = None if stemmer in {None, "none"} else Stemmer.Stemmer(stemmer)
 
     def tokenize_ids(self, texts: Sequence[str]) -> tuple[TokenColumns, dict[str, int]]:
         """Token ids of many texts and the vocabulary (term -> id), as ``bm25s.tokenize``.
@@ -258,7 +284,7 @@ class LexicalAnalyzer:
         A text's ids are those ``bm25s.tokenize`` gives it, up to the numbering of the terms
         (here in order of first appearance), analysed ``_BATCH_TEXTS`` texts at a time.
         """
-        stop = frozenset(bm25s.stopwords.STOPWORDS_EN if self.stopwords == "en" else ())
+        stop = frozenset(self.stopwords)
         vocabulary: dict[str, int] = {}
         stem = self.stemmer.stemWord if self.stemmer is not None else None
         term_of = _TermIds(stop, stem, vocabulary)
@@ -357,7 +383,8 @@ class Bm25Index:
         """Top ``depth`` chunks of each query: ``(chunk ids, scores)``, best first.
 
         Chunks that share no term with the query (score 0) are not returned. Ties are broken
-        by chunk order. Scores come from bm25s's ``get_scores`` (what ``retrieve`` computes
+        as :func:`~groundkit.harness.run._ranking.rank_order` breaks them (trec_eval's rule,
+        at the cut too). Scores come from bm25s's ``get_scores`` (what ``retrieve`` computes
         per query); the selection is ours so that ties are deterministic.
         """
         k = min(depth, self.size)

@@ -43,6 +43,7 @@ __all__ = [
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEVICE_PATTERN = r"^(auto|cpu|mps|cuda(:[0-9]+)?|xpu(:[0-9]+)?)$"
 """Devices a model stage accepts (``auto`` picks CUDA, then MPS, then the CPU)."""
+_STOPWORD_SETS = frozenset({"en", "lucene", "none"})
 _TARGET = re.compile(r"^(?P<where>.+):(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
 
 
@@ -53,16 +54,43 @@ class Bm25Retriever(RetrieverSettings):
         k1: Term-frequency saturation.
         b: Length normalisation.
         method: bm25s scoring variant.
-        stopwords: ``"en"`` removes English stopwords; ``None`` keeps every word.
-        stemmer: Snowball stemmer language (``"english"``); ``None`` disables stemming.
+        stopwords: Words removed before indexing: ``"en"`` or ``"lucene"`` (the same 33
+            words: Lucene's ``EnglishAnalyzer`` set, which bm25s ships), ``"none"`` (or
+            ``None``) to keep every word, or a UTF-8 file of words, one per line (``#``
+            comments and blank lines skipped). A relative file in a config file is relative
+            to the file's folder.
+        stemmer: ``"english"`` (Snowball's English stemmer), ``"porter"`` (the original
+            Porter stemmer, as Lucene's ``PorterStemFilter`` and Pyserini use), or ``"none"``
+            (or ``None``) to keep words as they are.
     """
 
     kind: Literal["bm25"] = "bm25"
     k1: RealNumber = Field(default=1.5, ge=0.0, allow_inf_nan=False)
     b: RealNumber = Field(default=0.75, ge=0.0, le=1.0)
     method: Literal["robertson", "lucene", "atire", "bm25l", "bm25+"] = "lucene"
-    stopwords: Literal["en"] | None = "en"
-    stemmer: Literal["english"] | None = "english"
+    stopwords: Literal["en", "lucene", "none"] | Path | None = "en"
+    stemmer: Literal["english", "porter", "none"] | None = "english"
+
+    @field_validator("stopwords", mode="before")
+    @classmethod
+    def _stopwords_file(cls, value: object) -> object:
+        if isinstance(value, str | Path) and str(value) not in _STOPWORD_SETS:
+            file = Path(value)
+            if not file.is_file():
+                raise ValueError(
+                    f"give 'en', 'lucene', 'none' or a file of stopwords; {str(value)!r} "
+                    "is not a file"
+                )
+            return file
+        return value
+
+    @classmethod
+    def resolve_paths(cls, data: dict[str, Any], base: Path) -> dict[str, Any]:
+        """A stopwords file is relative to the config file's folder."""
+        words = data.get("stopwords")
+        if isinstance(words, str) and words not in _STOPWORD_SETS:
+            return {**data, "stopwords": resolve_path(base, words)}
+        return data
 
 
 class DenseRetriever(RetrieverSettings):
@@ -244,13 +272,21 @@ class CallableRetriever(TargetSettings):
     * any other callable: ``f(query) -> hits`` per query, or ``f(queries) -> list of hits``
       once with ``batch``.
 
+    The factory, ``search`` (and ``passages``) or the function run in a worker thread of the
+    stage, each call with a deadline; a call that runs past it fails the stage (Python cannot
+    stop it: it is abandoned, and may run on until the process exits).
+
     Attributes:
         target: Where the retriever is, or the retriever itself.
         batch: A plain function is called once with every query text.
+        timeout: Seconds one call may take: the factory, a query's call, or the batch's.
+        stage_timeout: Seconds all the stage's calls may take together (``None``: no limit).
     """
 
     kind: Literal["callable"] = "callable"
     batch: bool = False
+    timeout: RealNumber = Field(default=600.0, gt=0.0, allow_inf_nan=False)
+    stage_timeout: RealNumber | None = Field(default=None, gt=0.0, allow_inf_nan=False)
 
     @field_validator("target", mode="before")
     @classmethod
@@ -428,6 +464,7 @@ _BUILT_INS = (
         chunked=True,
         packages=("bm25s", "PyStemmer"),
         summary="BM25 over the stage's chunks",
+        runs_user_code=False,
     ),
     RetrieverKind(
         name="dense",
@@ -436,12 +473,14 @@ _BUILT_INS = (
         chunked=True,
         packages=("sentence-transformers", "transformers", "torch", "faiss-cpu"),
         summary="cosine search over sentence-transformers embeddings (exact or FAISS)",
+        runs_user_code=False,
     ),
     RetrieverKind(
         name="hybrid",
         settings=HybridRetriever,
         build=_builder("groundkit.harness.retrievers._fusion_kinds", "HybridStage"),
         summary="reciprocal-rank fusion of earlier stages",
+        runs_user_code=False,
     ),
     RetrieverKind(
         name="rerank",
@@ -449,6 +488,7 @@ _BUILT_INS = (
         build=_builder("groundkit.harness.retrievers._fusion_kinds", "RerankStage"),
         packages=("sentence-transformers", "transformers", "torch"),
         summary="re-order the top hits of an earlier stage",
+        runs_user_code=lambda table: table.get("target") is not None,  # a scoring function
     ),
     RetrieverKind(
         name="command",
@@ -467,6 +507,7 @@ _BUILT_INS = (
         settings=PredictionsRetriever,
         build=_builder("groundkit.harness.retrievers._predictions_kind", "PredictionsStage"),
         summary="hits read from a predictions or TREC run file",
+        runs_user_code=False,
     ),
 )
 

@@ -1,11 +1,18 @@
-"""The kinds outside the harness: an external command and a Python retriever (``callable``)."""
+"""The kinds outside the harness: an external command and a Python retriever (``callable``).
+
+A ``callable`` stage's code runs on a worker thread of its own, each call with a deadline (see
+:class:`_Deadlines`): a call that hangs fails the stage instead of the run, and Ctrl-C or
+SIGTERM stop the run while it hangs.
+"""
 
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from groundkit.evalset.judge import CallTimeoutError, UserCodeThread
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness.retrievers._builtin import CallableRetriever, CommandRetriever, object_target
 from groundkit.harness.retrievers._external import load_target, run_command
@@ -77,6 +84,70 @@ class CommandStage:
         )
 
 
+class _DeadlineFailed(StageFailed):
+    """A call of a callable stage ran past a deadline (a stage failure, not the user's error)."""
+
+
+class _Deadlines:
+    """A callable stage's deadlines: ``timeout`` for each call, ``stage_timeout`` for all.
+
+    Every call runs on the stage's one worker thread (the factory's objects are used on the
+    thread that made them). ``stage_timeout`` counts the seconds spent in the stage's calls,
+    not the harness's own work between them.
+
+    Args:
+        stage: The stage name.
+        settings: The stage's settings (``timeout``, ``stage_timeout``).
+    """
+
+    def __init__(self, stage: str, settings: CallableRetriever) -> None:
+        self.stage = stage
+        self.timeout = settings.timeout
+        self.stage_timeout = settings.stage_timeout
+        self.spent = 0.0
+        self.thread = UserCodeThread(f"groundkit-stage-{stage}")
+
+    def call(self, function: Callable[..., Any], *args: Any, what: str, where: str = "") -> Any:
+        """``function(*args)`` on the stage's thread; what it raises propagates unchanged.
+
+        Args:
+            function: The user's code.
+            *args: Its arguments.
+            what: The call, for the message (``"the callable"``).
+            where: What it was called for, for the message (``" (query 'q1')"``).
+
+        Raises:
+            StageFailed: The call ran past ``timeout`` or the stage's ``stage_timeout`` (it is
+                abandoned: Python cannot stop it, and its result is discarded).
+        """
+        left = None if self.stage_timeout is None else max(0.0, self.stage_timeout - self.spent)
+        per_call = left is None or self.timeout <= left
+        start = time.monotonic()
+        try:
+            return self.thread.call(
+                function, *args, timeout=self.timeout if per_call else left, what=what
+            )
+        except CallTimeoutError:
+            if per_call:
+                message = f"{what} did not return within timeout = {self.timeout:g} s{where}"
+            else:
+                message = (
+                    f"the stage's calls ran past stage_timeout = {self.stage_timeout:g} s "
+                    f"(in {what}{where})"
+                )
+            raise _DeadlineFailed(self.stage, message) from None
+        finally:
+            self.spent += time.monotonic() - start
+
+
+def _for_queries(queries: Sequence[Any]) -> str:
+    """The queries a call was for, as a message names them."""
+    if len(queries) == 1:
+        first = queries[0]
+        return f" (query {getattr(first, 'query_id', first)!r})"
+    return f" (a batch of {len(queries)} queries)"
+
+
 def _takes_no_argument(target: Any) -> bool:
     """A class, or a function that can be called without arguments (and takes no ``*args``)."""
     if inspect.isclass(target):
@@ -92,12 +163,24 @@ def _takes_no_argument(target: Any) -> bool:
     )
 
 
-def resolve_retriever_object(target: Any, *, stage: str, what: str = "retriever") -> Any:
+def resolve_retriever_object(
+    target: Any,
+    *,
+    stage: str,
+    what: str = "retriever",
+    deadlines: _Deadlines | None = None,
+) -> Any:
     """What a ``target`` stands for: import a name, call a zero-argument factory once.
+
+    Args:
+        target: A ``"module:name"`` or ``"file.py:name"`` string, or the object itself.
+        stage: The stage name, for messages.
+        what: What the target should be, for messages.
+        deadlines: The stage's deadlines, for the factory's call (``None``: called directly).
 
     Raises:
         HarnessError: The name does not import, or names something that is not callable.
-        StageFailed: The factory raised.
+        StageFailed: The factory raised, or ran past its deadline.
     """
     named = load_target(target, stage=stage) if isinstance(target, str) else target
     shown = target if isinstance(target, str) else object_target(target)
@@ -105,7 +188,12 @@ def resolve_retriever_object(target: Any, *, stage: str, what: str = "retriever"
         return named
     if callable(named) and _takes_no_argument(named):
         try:
-            made = named()
+            if deadlines is None:
+                made = named()
+            else:
+                made = deadlines.call(named, what=f"the factory {shown!r}")
+        except _DeadlineFailed:
+            raise
         except (Exception, SystemExit) as error:  # user code
             raise user_failure(stage, f"the factory {shown!r}", error) from error
         if callable(getattr(made, "search", None)) or callable(made):
@@ -122,27 +210,28 @@ def resolve_retriever_object(target: Any, *, stage: str, what: str = "retriever"
 class _FunctionRetriever:
     """A plain function as a retriever: ``f(query) -> hits``, or ``f(queries)`` in batch."""
 
-    def __init__(self, function: Callable[..., Any], *, batch: bool, stage: str) -> None:
+    def __init__(
+        self, function: Callable[..., Any], *, batch: bool, stage: str, deadlines: _Deadlines
+    ) -> None:
         self.function = function
         self.batch = batch
         self.stage = stage
+        self.deadlines = deadlines
         # One call per query: the harness times each (per-query latency, not a batch's share).
         self.searches_each_query = not batch
 
-    def search(self, queries: Sequence[Query], depth: int) -> list[Any]:
-        texts = [q.text for q in queries]
-        if not self.batch:
-            out: list[Any] = []
-            for text in texts:
-                try:
-                    out.append(self.function(text))
-                except (Exception, SystemExit) as error:  # user code
-                    raise user_failure(self.stage, "the callable", error) from error
-            return out
+    def _call(self, argument: Any, where: str) -> Any:
         try:
-            results = self.function(texts)
+            return self.deadlines.call(self.function, argument, what="the callable", where=where)
+        except _DeadlineFailed:
+            raise
         except (Exception, SystemExit) as error:  # user code
             raise user_failure(self.stage, "the callable", error) from error
+
+    def search(self, queries: Sequence[Query], depth: int) -> list[Any]:
+        if not self.batch:
+            return [self._call(q.text, _for_queries([q])) for q in queries]
+        results = self._call([q.text for q in queries], _for_queries(queries))
         if isinstance(results, str | bytes | Mapping) or not isinstance(results, Sequence):
             raise StageFailed(
                 self.stage,
@@ -156,13 +245,40 @@ class _FunctionRetriever:
         return list(results)
 
 
-def CallableStage(settings: CallableRetriever, context: StageContext) -> Retriever:  # noqa: N802
-    """The retriever a ``callable`` stage names: the user's object itself, or a function wrapper.
+class _DeadlineRetriever:
+    """A user's retriever object whose ``search`` and ``passages`` run with the deadlines.
 
-    An object with ``search`` is used as it is, its optional hooks included.
+    Every other attribute (``searches_each_query``, the evidence hooks, ``usage``) is the
+    object's own. What ``search`` raises propagates unchanged (the harness names it).
     """
-    found = resolve_retriever_object(settings.target, stage=context.stage)
+
+    def __init__(self, retriever: Any, deadlines: _Deadlines) -> None:
+        self._retriever = retriever
+        self._deadlines = deadlines
+
+    def search(self, queries: Sequence[Query], depth: int) -> Any:
+        return self._deadlines.call(
+            self._retriever.search, queries, depth, what="search()", where=_for_queries(queries)
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in {"_retriever", "_deadlines"}:
+            raise AttributeError(name)  # copy and pickle probes; not set yet
+        value = getattr(self._retriever, name)
+        if name == "passages" and callable(value):
+            return lambda: self._deadlines.call(value, what="passages()")
+        return value
+
+
+def CallableStage(settings: CallableRetriever, context: StageContext) -> Retriever:  # noqa: N802
+    """The retriever a ``callable`` stage names: the user's object, or a function wrapper.
+
+    An object with ``search`` is used with its optional hooks; its ``search`` and
+    ``passages``, a factory and a plain function run on the stage's worker thread with the
+    settings' deadlines (:class:`_Deadlines`).
+    """
+    deadlines = _Deadlines(context.stage, settings)
+    found = resolve_retriever_object(settings.target, stage=context.stage, deadlines=deadlines)
     if callable(getattr(found, "search", None)):
-        retriever: Retriever = found
-        return retriever
-    return _FunctionRetriever(found, batch=settings.batch, stage=context.stage)
+        return _DeadlineRetriever(found, deadlines)
+    return _FunctionRetriever(found, batch=settings.batch, stage=context.stage, deadlines=deadlines)

@@ -15,18 +15,18 @@ __all__ = ["reciprocal_rank_fusion"]
 
 def _fuse_one(runs: Sequence[RankedRun], query: int, k: int, depth: int) -> PerQueryHits | None:
     pieces = []
-    for stage_index, run in enumerate(runs):
+    for run in runs:
         rows = run.rows(query)
         n = rows.stop - rows.start
         if n == 0:
             continue
         keys = np.stack([run.docs[rows], run.starts[rows], run.ends[rows]], axis=1)
         ranks = np.arange(1, n + 1, dtype=np.int64)
-        pieces.append((keys, ranks, np.full(n, stage_index, dtype=np.int64)))
+        pieces.append((keys, ranks))
     if not pieces:
         return None
-    keys, ranks, stages = (np.concatenate(p) for p in zip(*pieces, strict=True))
-    chosen, scores = fuse_ranks(keys, ranks, stages, k=k, depth=depth)
+    keys, ranks = (np.concatenate(p) for p in zip(*pieces, strict=True))
+    chosen, scores = fuse_ranks(keys, ranks, k=k, depth=depth)
     return (
         chosen[:, 0].copy(),
         chosen[:, 1].copy(),
@@ -46,8 +46,8 @@ def reciprocal_rank_fusion(
     """Fuse ranked runs: a hit's score is ``sum over runs of 1 / (k + rank)``.
 
     Hits are identified by ``(document, start, end)``; a hit missing from a run contributes
-    nothing for that run. Ties are broken by the best rank the hit had in any run, then by the
-    earlier run, then by document code and offsets.
+    nothing for that run. Ties are broken by trec_eval's rule (document code, then offsets,
+    descending; see :func:`~groundkit.judgments.fuse_ranks`), at the cut too.
 
     Args:
         runs: The runs to fuse, over the same queries in the same order.

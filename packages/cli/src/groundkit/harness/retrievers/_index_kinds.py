@@ -132,9 +132,13 @@ class DenseStage:
         return [ChunkHits(ids, scores) for ids, scores in found]
 
     def usage(self) -> dict[str, int]:
-        """Texts sent to the model: chunks not found in the embedding cache, and the queries."""
+        """Texts sent to the model, and the chunks whose embeddings the cache held.
+
+        The texts sent are the chunks not found in the embedding cache, and the queries.
+        """
         embedded = 0 if self._index is None else self._index.embedded
-        return {"embedding_calls": embedded + self._queries_encoded}
+        cached = max(0, len(self._texts) - embedded) if self._index is not None else 0
+        return {"embedding_calls": embedded + self._queries_encoded, "cached_passages": cached}
 
     def tokens_before(self, requests: Sequence[tuple[int, int]]) -> list[int]:
         """Encoder tokens (document prefix included) before each ``(chunk row, offset)``."""

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from groundkit.harness.run._ranking import ChunkTable, RankedRun
 
 __all__ = [
+    "LOAD_MODEL_PHASE",
     "ChunkHits",
     "ChunkSet",
     "Query",
@@ -69,6 +70,10 @@ __all__ = [
     "StageResult",
     "UpstreamStage",
 ]
+
+LOAD_MODEL_PHASE = "load model"
+"""The progress phase of loading a stage's model (``<stage>: load model``): the harness times
+it as the stage's model load, apart from its index and search time."""
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -16,6 +16,11 @@ kind and its object a :class:`RetrieverKind` (or a zero-argument function return
 Entry points are read only when a kind is not registered yet (nothing is imported for a run
 that uses built-ins alone), and a plugin that fails to load is an error naming its entry point
 and distribution, raised only when its kind is asked for.
+
+Whether a stage runs code of its own (an external program, a Python function, a framework
+object, a plugin) is a fact of its kind, :attr:`RetrieverKind.runs_user_code`, which
+:func:`stage_runs_user_code` reads from a stage's raw settings without loading any plugin:
+``grk eval reproduce`` refuses such stages of a report unless the report is trusted.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ __all__ = [
     "register_retriever",
     "retriever_kind",
     "retriever_kinds",
+    "stage_runs_user_code",
 ]
 
 ENTRY_POINT_GROUP = "groundkit.retrievers"
@@ -165,6 +171,11 @@ class RetrieverKind:
             Stages of other kinds return their own spans and take no chunker.
         packages: Distributions whose versions the report records for stages of this kind.
         summary: One line for listings.
+        runs_user_code: Whether a stage of this kind runs code named by its settings or
+            brought by a third party (a program, a Python function, a framework object, a
+            plugin): ``True``, ``False``, or a function of the stage's raw ``retriever``
+            table (before validation) for a kind where only some settings do (a rerank stage
+            with a ``target``). The default is ``True``: a kind says when it runs none.
     """
 
     name: str
@@ -174,6 +185,13 @@ class RetrieverKind:
     packages: tuple[str, ...] = ()
     summary: str = ""
     origin: str = field(default="groundkit", compare=False)
+    runs_user_code: bool | Callable[[Mapping[str, Any]], bool] = field(default=True, compare=False)
+
+    def runs_code(self, table: Mapping[str, Any]) -> bool:
+        """Whether a stage with these raw ``retriever`` settings runs code of its own."""
+        if callable(self.runs_user_code):
+            return bool(self.runs_user_code(table))
+        return bool(self.runs_user_code)
 
     _NAME_CHARS: ClassVar[frozenset[str]] = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 
@@ -182,7 +200,8 @@ class RetrieverKind:
 
         Raises:
             HarnessError: A bad name, a settings model that is not frozen, accepts unknown keys
-                or has the wrong ``kind`` default, or a ``build`` that is not callable.
+                or has the wrong ``kind`` default, a ``build`` that is not callable, or a
+                ``runs_user_code`` that is neither a bool nor a function.
         """
         where = f"retriever kind {self.name!r} ({self.origin})"
         if not self.name or not set(self.name) <= self._NAME_CHARS or not self.name[0].isalnum():
@@ -199,6 +218,8 @@ class RetrieverKind:
             )
         if not callable(self.build):
             raise HarnessError(f"{where}: build must be callable")
+        if not (isinstance(self.runs_user_code, bool) or callable(self.runs_user_code)):
+            raise HarnessError(f"{where}: runs_user_code must be a bool or a function")
 
 
 _LOCK = threading.RLock()
@@ -269,6 +290,9 @@ def _load_entry_point(point: importlib.metadata.EntryPoint) -> RetrieverKind:
         packages=tuple(dict.fromkeys(own + loaded.packages)),
         summary=loaded.summary,
         origin=origin,
+        # A third party's code chosen by name, whatever it declares: the answer must not
+        # depend on whether the plugin was loaded before (see stage_runs_user_code).
+        runs_user_code=True,
     )
     return register_retriever(kind)
 
@@ -288,6 +312,24 @@ def retriever_kind(name: str) -> RetrieverKind:
             if point.name == name:
                 return _load_entry_point(point)
     raise HarnessError(f"unknown retriever {name!r} (kinds: {', '.join(known_kind_names())})")
+
+
+def stage_runs_user_code(table: object) -> bool:
+    """Whether a stage with this raw ``retriever`` table runs code of its own.
+
+    Read from the registered kind without loading any plugin: a kind that is not registered
+    (a plugin offered by an entry point, or an unknown name) counts as running code, since
+    loading it would run its distribution's code. A table that is not a mapping with a
+    string ``kind`` counts as running code too (it cannot be told apart).
+    """
+    if not isinstance(table, Mapping):
+        return True
+    name = table.get("kind")
+    if not isinstance(name, str):
+        return True
+    with _LOCK:
+        kind = _KINDS.get(name)
+    return True if kind is None else kind.runs_code(table)
 
 
 def known_kind_names() -> list[str]:

@@ -180,6 +180,8 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
         line = int(match.group(1)) if match else None
         bare = _LINE_IN_MESSAGE.sub("", message).strip()
         raise HarnessError(f"invalid TOML: {bare}", path=file, line=line) from None
+    except RecursionError:  # tomllib parses arrays and tables recursively
+        raise HarnessError("invalid TOML: arrays or tables nested too deeply", path=file) from None
     return resolve_config_paths(data, file.resolve().parent)
 
 

@@ -18,11 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from groundkit.harness.retrievers._protocol import LOAD_MODEL_PHASE
 from groundkit.judgments.report import MemoryMethod, StageCost, StagePrice
 
 __all__ = ["USAGE_KEYS", "CostMeter", "latency_quantiles", "priced"]
 
-USAGE_KEYS = ("embedding_calls", "model_calls", "tokens")
+USAGE_KEYS = ("embedding_calls", "model_calls", "tokens", "cached_passages")
 """The counts a retriever's ``usage()`` hook may return (each a non-negative integer)."""
 
 _PROC = Path("/proc/self")
@@ -136,6 +137,8 @@ class CostMeter:
     """
 
     price: StagePrice | None = None
+    setup_seconds: float | None = None
+    model_load_seconds: float | None = None
     index_seconds: float | None = None
     search_seconds: float | None = None
     latencies: list[float] = field(default_factory=list)
@@ -143,15 +146,49 @@ class CostMeter:
     chunks: int | None = None
     characters: int | None = None
     _memory: _Memory = field(default_factory=_Memory)
+    _load_started: float | None = None
+    _loads: dict[str, float] = field(default_factory=dict)  # model load seconds per step
+    _step: str = "setup"
+
+    @contextlib.contextmanager
+    def setting_up(self) -> Any:
+        """Time building the retriever (imports, a framework factory)."""
+        start = time.perf_counter()
+        self._step = "setup"
+        try:
+            yield
+        finally:
+            self.setup_seconds = (self.setup_seconds or 0.0) + time.perf_counter() - start
 
     @contextlib.contextmanager
     def indexing(self) -> Any:
         """Time the index build (added up when the build comes in several steps)."""
         start = time.perf_counter()
+        self._step = "index"
         try:
             yield
         finally:
             self.index_seconds = (self.index_seconds or 0.0) + time.perf_counter() - start
+            self._step = "search"
+
+    def observe(self, phase: str, done: int, total: int) -> None:
+        """Follow the stage's progress: a model load (``load model``) is timed on its own."""
+        if phase != LOAD_MODEL_PHASE:
+            return
+        now = time.perf_counter()
+        if done < total:
+            self._load_started = now
+        elif self._load_started is not None:
+            seconds = now - self._load_started
+            self._loads[self._step] = self._loads.get(self._step, 0.0) + seconds
+            self.model_load_seconds = (self.model_load_seconds or 0.0) + seconds
+            self._load_started = None
+
+    def _without_load(self, step: str, seconds: float | None) -> float | None:
+        """``seconds`` of a step less the model loading done inside it."""
+        if seconds is None:
+            return None
+        return max(0.0, seconds - self._loads.get(step, 0.0))
 
     def passages(self, texts: Sequence[str] | None) -> None:
         """Count the passages the stage indexed."""
@@ -160,7 +197,11 @@ class CostMeter:
             self.characters = sum(len(text) for text in texts)
 
     def searched(self, seconds: float, per_query: Sequence[float] | None, count: int) -> None:
-        """Record the search: ``per_query`` seconds when each query was timed alone."""
+        """Record the search: ``per_query`` seconds when each query was timed alone.
+
+        A model loaded during the search (on first use) is not search time.
+        """
+        seconds = self._without_load("search", seconds) or 0.0
         self.search_seconds = seconds
         if per_query is not None:
             self.latencies, self.basis = list(per_query), "per_query"
@@ -175,7 +216,9 @@ class CostMeter:
         counts: dict[str, int | None] = {"queries": queries, **usage}
         return StageCost.model_validate(
             {
-                "index_seconds": _rounded(self.index_seconds),
+                "setup_seconds": _rounded(self._without_load("setup", self.setup_seconds)),
+                "model_load_seconds": _rounded(self.model_load_seconds),
+                "index_seconds": _rounded(self._without_load("index", self.index_seconds)),
                 "search_seconds": _rounded(self.search_seconds),
                 "latency_basis": self.basis if quantiles else None,
                 "latency_p50": quantiles[0] if quantiles else None,

@@ -10,17 +10,35 @@ import numpy.typing as npt
 
 from groundkit.judgments import Chunk
 
-__all__ = ["ChunkTable", "RankedRun", "top_k"]
+__all__ = ["ChunkTable", "RankedRun", "rank_order", "top_k"]
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 
 
+def rank_order(ids: npt.ArrayLike, scores: npt.ArrayLike) -> IntArray:
+    """Positions of hits in rank order: score descending, ties to the *higher* id.
+
+    The one tie rule of the harness, trec_eval's (score descending, document id descending):
+    chunk rows sort as their documents' ids, then their offsets, so at document level a tie
+    between whole documents goes to the document trec_eval ranks first, and at chunk level a
+    tie goes to the later chunk.
+
+    Args:
+        ids: The hits' chunk rows (or any integer codes that sort as the ids do).
+        scores: Their scores.
+    """
+    keys = np.asarray(ids, dtype=np.int64)
+    return np.lexsort((-keys, -np.asarray(scores, dtype=np.float64))).astype(np.int64)
+
+
 def top_k(scores: npt.NDArray[np.floating], k: int, *, positive_only: bool) -> IntArray:
-    """Indices of the ``k`` best scores, best first; ties go to the lower index.
+    """Indices of the ``k`` best scores in :func:`rank_order` (ties to the higher index).
 
     ``argpartition`` finds the k-th best score; every index tied with it is kept as a
-    candidate, so which of the tied items make the cut never depends on the partition order.
+    candidate, so which of the tied items make the cut follows the tie rule, never the
+    partition order: a tie that straddles rank ``k`` keeps the items trec_eval would rank
+    first, as if the whole ranking had been written and cut there.
 
     Args:
         scores: One score per item.
@@ -36,7 +54,7 @@ def top_k(scores: npt.NDArray[np.floating], k: int, *, positive_only: bool) -> I
         cut = np.argpartition(-values, k - 1)[k - 1]
         threshold = values[cut]
         candidates = candidates[values >= threshold]
-    order = np.lexsort((candidates, -scores[candidates].astype(np.float64)))
+    order = rank_order(candidates, scores[candidates])
     return candidates[order][:k].astype(np.int64)
 
 

@@ -6,6 +6,13 @@ config file: there is no second way to build a run. Before anything runs, the co
 judgments fingerprints and the recorded package versions are checked; a difference refuses
 (:class:`ReproductionRefusedError`) unless ``force``. After the rerun every recorded per-query score
 is compared with the new one.
+
+A report is data, not code: a stage whose kind runs code of its own (an external command, a
+Python function, a framework object, a plugin; see
+:attr:`~groundkit.harness.RetrieverKind.runs_user_code`) and a Ray cluster address are refused
+(:class:`UntrustedReportError`) before anything is validated, loaded or run, unless the caller
+trusts the report (``trust_code``). Nothing a report names is imported to decide: a kind that is
+not registered counts as code.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from groundkit.harness._errors import HarnessError
+from groundkit.harness.retrievers._registry import stage_runs_user_code
 from groundkit.harness.run._config import RunConfig
 from groundkit.harness.run._config_load import run_config_from_dict
 from groundkit.harness.run._context import ProgressCallback
@@ -33,6 +41,8 @@ __all__ = [
     "Reproduction",
     "ReproductionRefusedError",
     "ScoreDifference",
+    "UntrustedReportError",
+    "code_parts",
     "input_mismatches",
     "recorded_run_config",
     "reproduce_report",
@@ -133,6 +143,62 @@ def _rebuild_refused(
     return ReproductionRefusedError(mismatches, path=path)
 
 
+class UntrustedReportError(HarnessError):
+    """The report's run would run code the report names (nothing was loaded or run).
+
+    Args:
+        parts: What would run, one phrase each (``stage 'x' (command)``).
+        path: The report, when it was read from a file.
+
+    Attributes:
+        parts: What would run, in the report's order.
+    """
+
+    def __init__(self, parts: Sequence[str], *, path: str | Path | None = None):
+        self.parts = tuple(parts)
+        super().__init__(
+            f"the report names code to run: {', '.join(self.parts)}; a report is rerun with "
+            "its code only when trusted (trust_code=True; CLI: --trust-report)",
+            path=path,
+        )
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_untrusted, (self.parts, self.path))
+
+
+def _rebuild_untrusted(parts: Sequence[str], path: str | None) -> UntrustedReportError:
+    return UntrustedReportError(parts, path=path)
+
+
+def code_parts(config: Mapping[str, Any]) -> list[str]:
+    """What a raw run configuration would run or reach that the configuration itself names.
+
+    Every stage whose kind runs code (decided by the registry from the raw ``retriever``
+    table, no plugin loaded), and a Ray cluster address (the corpus and the embedding code
+    would go to that machine). Read before validation, which would load a plugin's kind.
+
+    Args:
+        config: The configuration as a report records it (``RunInfo.config``).
+
+    Returns:
+        One phrase each, in order: ``stage 'name' (kind)``, ``ray_address 'host:port'``.
+    """
+    found: list[str] = []
+    stages = config.get("stages")
+    for index, stage in enumerate(stages if isinstance(stages, list) else []):
+        table = stage.get("retriever") if isinstance(stage, Mapping) else None
+        if not stage_runs_user_code(table):
+            continue
+        name = stage.get("name") if isinstance(stage, Mapping) else None
+        kind = table.get("kind") if isinstance(table, Mapping) else None
+        shown = repr(name) if isinstance(name, str) else f"#{index + 1}"
+        found.append(f"stage {shown} ({kind if isinstance(kind, str) else 'unknown kind'})")
+    address = config.get("ray_address")
+    if config.get("executor") == "ray" and address is not None:
+        found.append(f"ray_address {address!r} (the corpus would be sent there)")
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class Reproduction:
     """The outcome of :func:`reproduce_report`.
@@ -163,6 +229,7 @@ def recorded_run_config(
     corpus: str | Path | None = None,
     judgments: str | Path | None = None,
     source: str | Path | None = None,
+    trust_code: bool = False,
 ) -> RunConfig:
     """The run configuration a report recorded, validated like a config file.
 
@@ -171,12 +238,18 @@ def recorded_run_config(
         corpus: Read the corpus from here instead of the recorded path (a moved folder).
         judgments: Read the judgments from here instead of the recorded path.
         source: The report's file, for messages.
+        trust_code: Accept stages that run code the report names (see :func:`code_parts`).
 
     Raises:
+        UntrustedReportError: The configuration names code to run and ``trust_code`` is
+            false (checked first: no plugin is loaded, nothing is read).
         HarnessError: The report records no corpus or judgments path and none is given.
         ConfigError: The recorded configuration is not valid for this version.
     """
     raw: dict[str, Any] = dict(report.run.config)
+    parts = code_parts(raw)
+    if parts and not trust_code:
+        raise UntrustedReportError(parts, path=source)
     for key, override, flag in (
         ("corpus", corpus, "--corpus"),
         ("judgments", judgments, "--judgments"),
@@ -290,7 +363,7 @@ def score_differences(
     return differences, compared
 
 
-def reproduce_report(
+def reproduce_report(  # noqa: PLR0913 (keyword-only options of the public API)
     report: EvalReport | str | Path,
     *,
     corpus: str | Path | None = None,
@@ -300,6 +373,7 @@ def reproduce_report(
     config: RunConfig | None = None,
     progress: ProgressCallback | None = None,
     command: Sequence[str] | None = None,
+    trust_code: bool = False,
 ) -> Reproduction:
     """Rerun a report from its recorded configuration and compare every per-query score.
 
@@ -314,11 +388,16 @@ def reproduce_report(
             (``corpus`` and ``judgments`` are then ignored).
         progress: Optional ``(phase, done, total)`` callback of the rerun.
         command: The command line to record in the rerun's report.
+        trust_code: Run stages that run code the report names (an external command, a
+            Python function, a framework object, a plugin) and use its Ray address; without
+            it they are refused before anything is loaded. Only for a report you trust.
 
     Returns:
         What was compared and every difference; nothing is written.
 
     Raises:
+        UntrustedReportError: The report (or ``config``) names code to run and
+            ``trust_code`` is false (raised before anything is loaded or run).
         ReproductionRefusedError: The inputs differ from the record and ``force`` is false
             (raised before anything is rerun).
         HarnessError: A tolerance that is negative or not finite; an unreadable report, corpus
@@ -328,7 +407,13 @@ def reproduce_report(
     source = None if isinstance(report, EvalReport) else Path(report)
     recorded = report if isinstance(report, EvalReport) else load_report(report)
     if config is None:
-        config = recorded_run_config(recorded, corpus=corpus, judgments=judgments, source=source)
+        config = recorded_run_config(
+            recorded, corpus=corpus, judgments=judgments, source=source, trust_code=trust_code
+        )
+    else:
+        parts = code_parts(config.model_dump(mode="json"))
+        if parts and not trust_code:
+            raise UntrustedReportError(parts, path=source)
     start = time.perf_counter()
     loaded, judgment_list = load_run_inputs(config, progress)
     loading = time.perf_counter() - start

@@ -76,7 +76,8 @@ def run_stage(ctx: RunContext, outcome: StageOutcome, done: Mapping[str, StageOu
     stage = outcome.config
     kind = retriever_kind(stage.retriever.kind)
     meter = CostMeter(price=stage.price)
-    retriever = _build(kind, stage, _stage_context(ctx, stage, done))
+    with meter.setting_up():
+        retriever = _build(kind, stage, _stage_context(ctx, stage, done, meter))
     with meter.indexing():
         if kind.chunked:
             _index(ctx, stage, retriever, outcome)
@@ -134,7 +135,7 @@ def _search(
 
 
 def _stage_context(
-    ctx: RunContext, stage: StageConfig, done: Mapping[str, StageOutcome]
+    ctx: RunContext, stage: StageConfig, done: Mapping[str, StageOutcome], meter: CostMeter
 ) -> StageContext:
     def upstream(name: str) -> UpstreamStage:
         outcome = done.get(name)
@@ -152,9 +153,17 @@ def _stage_context(
         cache_dir=ctx.embedding_cache_dir,
         known_queries=ctx.known_queries,
         run=ctx,
-        _progress=lambda phase, d, t: ctx.report(f"{stage.name}: {phase}", d, t),
+        _progress=lambda phase, d, t: _progress(ctx, stage.name, meter, phase, d, t),
         _upstream=upstream,
     )
+
+
+def _progress(
+    ctx: RunContext, stage: str, meter: CostMeter, phase: str, done: int, total: int
+) -> None:
+    """A stage's progress: shown as ``<stage>: <phase>``, and followed by its cost meter."""
+    meter.observe(phase, done, total)
+    ctx.report(f"{stage}: {phase}", done, total)
 
 
 def _build(kind: RetrieverKind, stage: StageConfig, context: StageContext) -> Retriever:

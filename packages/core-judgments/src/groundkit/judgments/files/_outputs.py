@@ -10,15 +10,25 @@ and renamed over their final paths, so readers see the old set or the new set:
 2. a small *journal* naming every member, ``.grk-set-<pid>-<random>.json``, is written
    atomically into each folder that holds a member;
 3. with SIGINT and SIGTERM held back, every temporary is renamed over its final path in a fixed
-   order (a final folder that exists is first moved to a backup name recorded in the journal);
-4. the folders are fsync'd, the journals and backups removed.
+   order (a final folder that exists is first moved to a backup name recorded in the journal;
+   a final file that exists keeps a hard link to its old content, ``.<name>.grk-…-….prev``);
+4. the folders are fsync'd, the journals, backups and links removed.
 
 The guarantee: a failure or an interrupt before step 3 leaves every old output as it was (the
 temporaries are removed, or, after SIGKILL or a power cut, ignored and removed by the next
-writer); SIGINT and SIGTERM cannot interrupt step 3; after SIGKILL or a crash inside step 3
-(a window of a few renames), the next :class:`OutputSet` touching any of those folders finds
-the journal and finishes the renames before doing anything else, so the new set is completed.
-A journal whose writer is still running is left alone, as are its temporaries.
+writer); SIGINT and SIGTERM cannot interrupt step 3; a rename that fails inside step 3 (a
+folder made read-only meanwhile, an I/O error) undoes the renames done before it from the
+links and backups, so the old set stands (where the file system refused the links, the journal
+is kept and the next writer completes the new set instead); after SIGKILL or a crash inside
+step 3 (a window of a few renames), the next :class:`OutputSet` touching any of those folders,
+or the next report read from one (:func:`~groundkit.judgments.report.load_report`), finds the
+journal and finishes the renames before doing anything else, so the new set is completed. A
+journal whose writer is still running is left alone, as are its temporaries.
+
+A journal is data, and a folder may come from elsewhere: a dead writer's journal is acted on
+only for the members whose folder holds the same journal, each renamed only from a temporary
+named as this module names them (``.<name>.grk-<pid>-<hex>.tmp``, ``.old``, ``.prev``) beside
+it; anything else in a journal makes it foreign, and it is removed without acting on it.
 """
 
 from __future__ import annotations
@@ -40,6 +50,14 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from groundkit.judgments._errors import JudgmentError
+from groundkit.judgments.files._journal import (
+    _STEM_CHARS,
+    _TEMP_TAIL,
+    JOURNAL_KIND,
+    read_journal,
+    restricted,
+    shares_journal,
+)
 
 __all__ = [
     "JOURNAL_KIND",
@@ -52,10 +70,7 @@ __all__ = [
     "temporary_sibling",
 ]
 
-JOURNAL_KIND = "groundkit-output-set"
 _JOURNAL_VERSION = 1
-_STEM_CHARS = 40  # keeps every temporary name far below the 255-byte limit
-_TEMP_TAIL = re.compile(r"\.grk-(\d+)-[0-9a-f]{8}\.tmp$")
 _JOURNAL_NAME = re.compile(r"^\.grk-set-(\d+)-[0-9a-f]{8}\.json$")
 _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
@@ -201,27 +216,44 @@ def _roll_forward(members: list[dict[str, Any]], obsolete: Iterable[str]) -> Non
             final.rename(backup)
         temporary.replace(final)
     for member in members:
-        if member.get("backup"):
-            _remove(Path(member["backup"]))
+        for kept in (member.get("backup"), member.get("previous")):
+            if kept:
+                _remove(Path(kept))
     for path in obsolete:
         _remove(Path(path))
 
 
-def _read_journal(path: Path) -> dict[str, Any] | None:
+def _undo(members: list[dict[str, Any]]) -> bool:
+    """Put back the old outputs of the members already renamed (in reverse order).
+
+    Each new output goes back to its temporary name first, then the old one (a backup folder
+    or a hard link) to its final name: killed in between, the journal still finishes the new
+    set. Returns whether every old output is back (nothing is undone when one cannot be).
+    """
+    done = [m for m in members if not Path(m["temporary"]).exists()]
+    if any(m.get("existed") and not (m.get("backup") or m.get("previous")) for m in done):
+        return False  # an old output with no copy to go back to
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("kind") != JOURNAL_KIND:
-        return None
-    members = data.get("members")
-    if not isinstance(members, list) or not all(isinstance(m, dict) for m in members):
-        return None
-    return data
+        for member in members:  # a folder moved aside whose new one did not follow
+            final, backup = Path(member["final"]), member.get("backup")
+            if member not in done and backup and Path(backup).exists() and not final.exists():
+                Path(backup).replace(final)
+        for member in reversed(done):
+            final, temporary = Path(member["final"]), Path(member["temporary"])
+            final.replace(temporary)
+            kept = member.get("backup") or member.get("previous")
+            if kept and Path(kept).exists():
+                Path(kept).replace(final)
+    except OSError:
+        return False
+    return True
 
 
 def recover_folder(folder: Path) -> list[Path]:
     """Finish the interrupted commits recorded in ``folder`` by writers that are gone.
+
+    A journal acts only on members whose folder holds the same journal, renamed from names
+    this module gives (see the module documentation); a journal that is not ours is removed.
 
     Args:
         folder: A folder that holds (or will hold) outputs.
@@ -242,20 +274,25 @@ def recover_folder(folder: Path) -> list[Path]:
         if match is None or pid_alive(int(match.group(1))):
             continue
         journal = Path(entry.path)
-        data = _read_journal(journal)
+        data = read_journal(journal)
         if data is None:
             _remove(journal)  # a journal is written atomically: this one is not ours
             continue
+        members, obsolete = restricted(journal, data)
         try:
-            _roll_forward(data["members"], data.get("obsolete", []))
+            _roll_forward(members, obsolete)
         except OSError as error:
             raise OutputSetError(
                 f"cannot finish the interrupted write recorded in {journal}: "
                 f"{error.strerror or error}"
             ) from None
         for copy in data.get("journals", [os.fspath(journal)]):
-            _remove(Path(copy))
-        finished.extend(Path(m["final"]) for m in data["members"])
+            if Path(copy).name == journal.name and (
+                Path(copy) == journal or shares_journal(Path(copy).parent, journal.name, data)
+            ):
+                _remove(Path(copy))
+        _remove(journal)
+        finished.extend(Path(m["final"]) for m in members)
     return finished
 
 
@@ -377,22 +414,52 @@ class OutputSet:
             with contextlib.suppress(OSError):
                 _remove(temporary)
 
+    def _flush(self) -> None:
+        """Make every temporary durable (a file written by other means than write_bytes too).
+
+        Raises:
+            OutputSetError: The disk refused (a delayed allocation that finds no space): the
+                message names the output, and nothing was replaced.
+        """
+        for final, temporary in self._temporaries.items():
+            try:
+                if final in self._folders:
+                    flush_tree(temporary)
+                elif temporary.is_file():
+                    descriptor = os.open(temporary, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+                    try:
+                        os.fsync(descriptor)
+                    finally:
+                        os.close(descriptor)
+            except OSError as error:
+                raise OutputSetError(
+                    f"cannot write: {error.strerror or error} (the earlier outputs are unchanged)",
+                    path=final,
+                ) from None
+
     def _members(self) -> list[dict[str, Any]]:
-        members: list[dict[str, Any]] = []
         for final in self.finals:
             temporary = self._temporaries[final]
             if not (temporary.exists() or temporary.is_symlink()):
                 raise OutputSetError("the output was not written", path=final)
+        members: list[dict[str, Any]] = []
+        for final in self.finals:
+            temporary = self._temporaries[final]
             folder = final in self._folders
-            backup = None
+            existed = final.exists() or final.is_symlink()
+            backup = previous = None
             if folder and final.is_dir() and not final.is_symlink():
                 backup = os.fspath(temporary_sibling(final).with_suffix(".old"))
+            elif existed and final.is_file() and not final.is_symlink():
+                previous = _link_previous(final)
             members.append(
                 {
                     "final": os.fspath(final),
                     "temporary": os.fspath(temporary),
                     "folder": folder,
                     "backup": backup,
+                    "previous": previous,
+                    "existed": existed,
                 }
             )
         return members
@@ -402,11 +469,10 @@ class OutputSet:
 
         Raises:
             OutputSetError: A member was not written, or the disk refused the journal or a
-                rename (before any rename: nothing changed; during: the message says so).
+                rename (the message says whether the earlier outputs are unchanged).
         """
+        self._flush()
         members = self._members()
-        for final in self._folders:
-            flush_tree(self._temporaries[final])
         folders = list(dict.fromkeys(final.parent for final in self.finals))
         token = secrets.token_hex(4)
         journals = [folder / f".grk-set-{os.getpid()}-{token}.json" for folder in folders]
@@ -427,8 +493,8 @@ class OutputSet:
             for folder in folders:
                 _fsync_folder(folder)
         except OSError as error:
-            for journal in written:
-                _remove(journal)
+            for path in [*written, *(Path(m["previous"]) for m in members if m["previous"])]:
+                _remove(path)
             raise OutputSetError(
                 f"cannot write the outputs: {error.strerror or error}", path=self.finals[0]
             ) from None
@@ -436,13 +502,45 @@ class OutputSet:
             try:
                 _roll_forward(members, obsolete)
             except OSError as error:
-                raise OutputSetError(
-                    f"the outputs were only partly renamed ({error.strerror or error}); the "
-                    f"next run finishes them from {journals[0]}",
-                    path=self.finals[0],
-                ) from None
+                self._rolled_back(members, journals, error)
             for folder in folders:
                 _fsync_folder(folder)
             for journal in journals:
                 _remove(journal)
             self.committed = True
+
+    def _rolled_back(
+        self, members: list[dict[str, Any]], journals: list[Path], error: OSError
+    ) -> None:
+        """After a failed rename: put the old set back, or leave the journal to finish it.
+
+        Raises:
+            OutputSetError: Always, saying which of the two happened.
+        """
+        where = Path(error.filename) if error.filename else self.finals[0]
+        reason = error.strerror or str(error)
+        if not _undo(members):
+            raise OutputSetError(
+                f"the outputs were only partly replaced ({reason}); the next run finishes "
+                f"them from {journals[0]}",
+                path=where,
+            ) from None
+        for path in [*journals, *(Path(m["previous"]) for m in members if m["previous"])]:
+            _remove(path)
+        raise OutputSetError(
+            f"cannot replace the outputs: {reason} (the earlier outputs are unchanged)",
+            path=where,
+        ) from None
+
+
+def _link_previous(final: Path) -> str | None:
+    """A hard link to ``final``'s old content, to put it back if a later rename fails.
+
+    ``None`` where the file system has no hard links (the journal then only completes).
+    """
+    previous = temporary_sibling(final).with_suffix(".prev")
+    try:
+        os.link(final, previous, follow_symlinks=False)
+    except (OSError, NotImplementedError):
+        return None
+    return os.fspath(previous)

@@ -225,12 +225,20 @@ def atomic_write_files(contents: Mapping[Path, bytes | str]) -> None:
 
     Args:
         contents: Destination file (its folder must exist) to its complete new content.
+
+    Raises:
+        OSError: A content cannot be written (the error names its destination) or a rename
+            fails; every destination is as it was unless a rename had been made.
     """
     written: list[tuple[Path, Path]] = []
     try:
         for destination, data in contents.items():
             payload = data.encode("utf-8") if isinstance(data, str) else data
-            written.append((_write_temporary(Path(destination), payload), Path(destination)))
+            try:
+                temporary = _write_temporary(Path(destination), payload)
+            except OSError as error:  # a full disk names the file it was writing
+                raise _named(error, destination) from None
+            written.append((temporary, Path(destination)))
         while written:
             temporary, destination = written[0]
             temporary.replace(destination)
@@ -310,7 +318,8 @@ def append_line(path: Path, line: str) -> bool:
     The line goes out in one ``write`` on an ``O_APPEND`` descriptor under an exclusive lock
     (``flock`` where the system has it), then fsync. A short write (a full disk, a quota) or a
     failed fsync is rolled back: the file is truncated to its size before the call, so it ends
-    exactly as it did, and the error is raised. If the file ends without a newline (a line cut
+    exactly as it did (a file this call created and left empty is removed: no 0-byte file
+    stays behind), and the error is raised. If the file ends without a newline (a line cut
     by a crash elsewhere), the new line starts with one, so that damage stays in its own line.
 
     Args:
@@ -322,41 +331,70 @@ def append_line(path: Path, line: str) -> bool:
 
     Raises:
         OSError: The file cannot be opened or written (a short write is reported as
-            ``ENOSPC``); the file is as it was.
+            ``ENOSPC``); the error names ``path``, and the file is as it was.
     """
     data = (line + "\n").encode("utf-8")
-    descriptor = os.open(
-        path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o666
-    )
-    size = 0
+    flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_BINARY", 0)
     try:
-        _lock(descriptor)
-        size = os.fstat(descriptor).st_size
-        if size:
-            with Path(path).open("rb") as reader:
-                reader.seek(size - 1)
-                if reader.read(1) != b"\n":
-                    data = b"\n" + data
-        try:
-            written = os.write(descriptor, data)
-            if written != len(data):
-                raise OSError(
-                    errno.ENOSPC,
-                    f"No space left on device (a short write: {written} of {len(data)} bytes, "
-                    "rolled back)",
-                )
-            os.fsync(descriptor)
-        except BaseException:
-            # Whatever reached the file is cut off again: readers never see half a line.
-            with contextlib.suppress(OSError):
-                os.ftruncate(descriptor, size)
-                os.fsync(descriptor)
-            raise
+        descriptor = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
+        created = True
+    except FileExistsError:
+        descriptor, created = -1, False
+    except OSError as error:
+        raise _named(error, path) from None
+    try:
+        if descriptor < 0:
+            descriptor = os.open(path, flags | os.O_CREAT, 0o666)
+        size = _append_locked(descriptor, path, data, created)
+    except OSError as error:
+        raise _named(error, path) from None
     finally:
-        os.close(descriptor)
+        if descriptor >= 0:
+            os.close(descriptor)
     if size == 0:
         _fsync_folder(Path(path).parent)
     return size == 0
+
+
+def _named(error: OSError, path: str | Path) -> OSError:
+    """``error`` naming ``path`` (a failed ``write`` or ``fsync`` names no file)."""
+    if error.filename is not None:
+        return error
+    named = OSError(error.errno, error.strerror or str(error), os.fspath(path))
+    named.__cause__ = error.__cause__
+    return named
+
+
+def _append_locked(descriptor: int, path: str | Path, data: bytes, created: bool) -> int:
+    """Write ``data`` at the end under the lock; returns the size before it (see append_line)."""
+    _lock(descriptor)
+    size = os.fstat(descriptor).st_size
+    if size:
+        with Path(path).open("rb") as reader:
+            reader.seek(size - 1)
+            if reader.read(1) != b"\n":
+                data = b"\n" + data
+    try:
+        written = os.write(descriptor, data)
+        if written != len(data):
+            raise OSError(
+                errno.ENOSPC,
+                f"No space left on device (a short write: {written} of {len(data)} bytes, "
+                "rolled back)",
+            )
+        os.fsync(descriptor)
+    except BaseException:
+        # Whatever reached the file is cut off again: readers never see half a line.
+        with contextlib.suppress(OSError):
+            os.ftruncate(descriptor, size)
+            os.fsync(descriptor)
+        if created and size == 0:
+            # Created by this call and still empty (the lock is held: no other line came):
+            # the file goes, as if the call had never been made.
+            with contextlib.suppress(OSError):
+                Path(path).unlink()
+        raise
+    return size
 
 
 def _lock(descriptor: int) -> None:

@@ -1,10 +1,18 @@
-"""The judgment data contract: queries with quote-anchored gold evidence."""
+"""The judgment data contract: queries with quote-anchored gold evidence.
+
+Judgments are read in Unicode NFC: the model validators normalise every quote, query id and
+document id, so the same text typed composed (``é``, U+00E9) or decomposed (``e`` + U+0301)
+is one quote, one id and one key wherever judgments are compared, counted or hashed. Quotes
+are then found in the document text as read, through its NFC form, and spans stay offsets
+into the document as read (see :mod:`groundkit.judgments.gold._resolve`).
+"""
 
 from __future__ import annotations
 
 import json
 import math
 import re
+import unicodedata
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -93,6 +101,20 @@ def validate_doc_id(value: str) -> str:
     return value
 
 
+def nfc(value: str) -> str:
+    """``value`` in Unicode NFC (the form judgments are compared in).
+
+    Args:
+        value: Any text.
+
+    Returns:
+        ``value`` itself when it is already NFC, else its NFC form.
+    """
+    if unicodedata.is_normalized("NFC", value):
+        return value
+    return unicodedata.normalize("NFC", value)
+
+
 def _plain_json(value: Any, where: str) -> Any:
     """Return a JSON-only deep copy of ``value`` (tuples become lists); refuse anything else."""
     if value is None or isinstance(value, (str, bool, int)):
@@ -117,9 +139,10 @@ class GoldQuote(BaseModel):
     """One piece of gold evidence: a verbatim passage of a corpus document.
 
     Attributes:
-        doc: Document id (relative POSIX path inside the corpus).
-        quote: The passage, copied from the document; resolution tolerates differences in
-            whitespace, Unicode normalisation and typographic quotes or dashes.
+        doc: Document id (relative POSIX path inside the corpus), in Unicode NFC.
+        quote: The passage, copied from the document, in Unicode NFC (normalised when read);
+            resolution tolerates differences in whitespace, Unicode normalisation and
+            typographic quotes or dashes.
         grade: Graded relevance, 1 (relevant) or more (more relevant), at most ``MAX_GRADE``
             (2**63 - 1).
     """
@@ -135,21 +158,22 @@ class GoldQuote(BaseModel):
     @field_validator("doc")
     @classmethod
     def _check_doc(cls, value: str) -> str:
-        return validate_doc_id(value)
+        return validate_doc_id(nfc(value))
 
     @field_validator("quote")
     @classmethod
     def _check_quote(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("quote is empty or only whitespace")
-        return value
+        return nfc(value)
 
 
 class Judgment(BaseModel):
     """A query and the gold evidence that answers it.
 
     Attributes:
-        query_id: Unique lowercase kebab-case id (``^[a-z0-9]+(?:-[a-z0-9]+)*$``).
+        query_id: Unique lowercase kebab-case id (``^[a-z0-9]+(?:-[a-z0-9]+)*$``), checked
+            in Unicode NFC.
         query: The question, as a user would ask it.
         category: Free label (``"normal"`` by default). ``"unanswerable"`` is special: it is
             required exactly when ``gold`` is empty.
@@ -172,7 +196,7 @@ class Judgment(BaseModel):
     @field_validator("query_id")
     @classmethod
     def _check_query_id(cls, value: str) -> str:
-        return validate_query_id(value)
+        return validate_query_id(nfc(value))
 
     @field_validator("query")
     @classmethod
@@ -216,7 +240,10 @@ class Judgment(BaseModel):
         for index, gold in enumerate(self.gold):
             key = (gold.doc, gold.quote)
             if key in seen:
-                raise ValueError(f"gold[{index}] repeats an earlier quote of {gold.doc!r}")
+                raise ValueError(
+                    f"gold[{index}] repeats an earlier quote of {gold.doc!r} (quotes are "
+                    "compared in Unicode NFC)"
+                )
             seen.add(key)
         return self
 

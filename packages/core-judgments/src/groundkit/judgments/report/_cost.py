@@ -64,8 +64,12 @@ class StageCost(BaseModel):
     """Cost and latency of one stage (``None``: not measured for this stage).
 
     Attributes:
+        setup_seconds: Seconds building the stage's retriever before any indexing: importing
+            its code, calling a framework object's factory (which may build a whole store).
+        model_load_seconds: Seconds loading a model (read from disk, moved to the device);
+            not counted in ``index_seconds`` or ``search_seconds``.
         index_seconds: Seconds building the stage's index (chunking and ``index()``; for a
-            stage that brings its own passages, reading them).
+            stage that brings its own passages, reading them), model loading excluded.
         search_seconds: Seconds in the retriever's search, every query together.
         latency_basis: How the per-query latencies were obtained (:data:`LatencyBasis`).
         latency_p50: Median seconds per query.
@@ -77,6 +81,8 @@ class StageCost(BaseModel):
         tokens: Tokens sent to a model, when the retriever counts them.
         characters_indexed: Characters of the passages indexed.
         chunks_indexed: Passages indexed.
+        cached_passages: Passages whose embeddings were read from a cache instead of computed
+            (all of them: the index time is a cache read).
         peak_memory_bytes: Peak resident memory the stage added to the process.
         memory_method: How the peak was measured (:data:`MemoryMethod`).
         price: The price the user gave (``None``: unpriced).
@@ -85,6 +91,8 @@ class StageCost(BaseModel):
     """
 
     model_config = _FROZEN
+    setup_seconds: float | None = _SECONDS
+    model_load_seconds: float | None = _SECONDS
     index_seconds: float | None = _SECONDS
     search_seconds: float | None = _SECONDS
     latency_basis: LatencyBasis | None = None
@@ -97,6 +105,7 @@ class StageCost(BaseModel):
     tokens: int | None = _COUNT
     characters_indexed: int | None = _COUNT
     chunks_indexed: int | None = _COUNT
+    cached_passages: int | None = _COUNT
     peak_memory_bytes: int | None = _COUNT
     memory_method: MemoryMethod | None = None
     price: StagePrice | None = None
@@ -117,6 +126,9 @@ class StageCost(BaseModel):
             raise ValueError("latency quantiles need their latency_basis")
         if (self.peak_memory_bytes is None) != (self.memory_method is None):
             raise ValueError("peak_memory_bytes and memory_method go together")
+        cached, chunks = self.cached_passages, self.chunks_indexed
+        if cached is not None and chunks is not None and cached > chunks:
+            raise ValueError(f"cached_passages ({cached}) exceeds chunks_indexed ({chunks})")
         if self.usd is not None and self.price is None:
             raise ValueError("usd is only set from a price the user gave (price is missing)")
         return self
@@ -130,6 +142,8 @@ class StageCost(BaseModel):
 
 
 COST_FIGURES = (
+    "setup_seconds",
+    "model_load_seconds",
     "index_seconds",
     "search_seconds",
     "latency_p50",
@@ -140,12 +154,15 @@ COST_FIGURES = (
     "tokens",
     "characters_indexed",
     "chunks_indexed",
+    "cached_passages",
     "peak_memory_bytes",
     "usd",
 )
 """The numeric figures of :class:`StageCost` (what a cost guardrail can name)."""
 
 MEASURED_FIGURES = (
+    "setup_seconds",
+    "model_load_seconds",
     "index_seconds",
     "search_seconds",
     "latency_p50",

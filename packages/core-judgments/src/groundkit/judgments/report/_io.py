@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from groundkit.judgments._errors import JudgmentError, ReportError
+from groundkit.judgments.files._outputs import OutputSetError, recover_folder
 from groundkit.judgments.files._paths import atomic_write_text
 from groundkit.judgments.gold._io import read_json_file
 from groundkit.judgments.report._columns import stage_columns
@@ -45,11 +46,12 @@ def _version_tuple(version: object) -> tuple[int, int] | None:
 
 
 def _format_error(error: Mapping[str, Any]) -> str:
-    loc = ".".join(str(part) for part in error.get("loc", ())) or "report"
+    loc = ".".join(str(part) for part in error.get("loc", ()))
     message = str(error.get("msg", "invalid"))
     if message.startswith(("Value error, ", "Assertion failed, ")):
         message = message.split(", ", 1)[1]
-    return f"{loc}: {message}"
+    # A problem of the whole report (its consistency) names its own place.
+    return f"{loc}: {message}" if loc else message
 
 
 def _drop_path(data: Any, loc: tuple[int | str, ...]) -> bool:
@@ -173,10 +175,19 @@ def check_report(data: Any) -> list[str]:
 def load_report(path: str | Path) -> EvalReport:
     """Read and check a report file.
 
+    A writer killed while renaming its outputs into the report's folder leaves a journal;
+    the renames are finished first (:func:`~groundkit.judgments.files.recover_folder`), so
+    the report is read with the rest of its set, never beside an older page or items file.
+
     Raises:
-        ReportError: Unreadable file, invalid JSON, wrong version or schema mismatch.
+        ReportError: Unreadable file, invalid JSON, wrong version or schema mismatch; or an
+            interrupted write of its folder that cannot be finished.
     """
     file = Path(path)
+    try:
+        recover_folder(file.parent)
+    except OutputSetError as error:
+        raise ReportError(error.message, path=file) from None
     return parse_report(read_json_file(file, what="report", error=ReportError), source=file)
 
 

@@ -25,6 +25,7 @@ from groundkit.judgments.report._ablation import AblationRow
 from groundkit.judgments.report._adjudication import AdjudicatedStage, AdjudicationInfo
 from groundkit.judgments.report._columns import HitColumns, ScoreColumns, expand_columns
 from groundkit.judgments.report._cost import StageCost
+from groundkit.judgments.report._documents import document_problems
 from groundkit.judgments.report._notes import ReportNote
 from groundkit.judgments.report._query import EvidenceTrace, QueryResult, ReportHit
 from groundkit.judgments.report._query import FrozenModel as _Model
@@ -364,8 +365,12 @@ _TOLERANCE = 1e-9
 
 
 def semantic_problems(report: EvalReport) -> list[str]:
-    """Every way the report disagrees with itself (empty when it agrees)."""
-    problems = _structure_problems(report)
+    """Every way the report disagrees with itself (empty when it agrees).
+
+    Document ids and spans come first after the structure: a document no corpus could hold
+    (``../../etc/passwd``) is named before anything reads it.
+    """
+    problems = _structure_problems(report) or document_problems(report)
     if problems:
         return problems
     for stage in report.stages:

@@ -6,10 +6,10 @@ tokenised with numpy in chunks; ids become big-endian 64-bit words (zero-padded,
 the words compares the ids byte by byte, as ``strcmp`` and Python's ``str`` order do); scores
 of up to 15 digits are parsed exactly (an integer mantissa below 2**53 divided by an exact
 power of ten is the correctly rounded value, as ``float`` gives), others one by one with
-``float``. Whenever a file is not plainly well formed (non-ASCII or NUL bytes, a short line, a
-field the fast grammar does not cover and the reader's own grammar rejects, a document twice
-for a query, a hash collision) the mapping readers run instead, so every error and every
-corner keeps its one definition there.
+``float``. Whenever a file is not plainly well formed (non-ASCII or NUL bytes, a line with
+the wrong number of fields, a rank or score the fast grammar does not cover and the reader's
+own grammar rejects, a document twice for a query, a hash collision) the mapping readers run
+instead, so every error and every corner keeps its one definition there.
 """
 
 from __future__ import annotations
@@ -34,7 +34,14 @@ from groundkit.judgments.trec._eval import (
     _select,
     evaluate_trec,
 )
-from groundkit.judgments.trec._io import _RELEVANCE, _SCORE, _atol, read_qrels, read_trec_run
+from groundkit.judgments.trec._io import (
+    _RANK,
+    _RELEVANCE,
+    _atol,
+    _score,
+    read_qrels,
+    read_trec_run,
+)
 
 __all__ = ["evaluate_trec_files"]
 
@@ -151,7 +158,9 @@ class _Chunk:
         return values, mantissa, ok
 
 
-def _read_run(data: _Data, codes: dict[bytes, int]) -> tuple[_Columns, str | None]:
+def _read_run(
+    data: _Data, codes: dict[bytes, int], extra_fields: bool
+) -> tuple[_Columns, str | None]:
     # A run line has six fields: at least 12 bytes with its newline.
     parts = _Builder(len(data) // 12 + 1, np.float64)
     run_id: str | None = None
@@ -161,22 +170,33 @@ def _read_run(data: _Data, codes: dict[bytes, int]) -> tuple[_Columns, str | Non
         lead, sizes = first[counts > 0], counts[counts > 0]
         is_content = chunk.bytes[starts[lead]] != 35  # a first field starting with '#': a comment
         content = lead[is_content]
-        if (sizes[is_content] < 6).any():
+        sizes = sizes[is_content]
+        if (sizes < 6).any() or (not extra_fields and (sizes > 6).any()):
             raise _NotPlainError
         if not len(content):
             continue
         queries = _query_codes(chunk, starts[content], ends[content], codes)
+        _check_ranks(chunk, starts[content + 3], ends[content + 3])
         field = content + 4
         scores, _, ok = chunk.numbers(starts[field], ends[field], True)
         for row in np.flatnonzero(~ok).tolist():
-            token = chunk.text(starts[field[row]], ends[field[row]])
-            if _SCORE.fullmatch(token) is None:
+            score = _score(chunk.text(starts[field[row]], ends[field[row]]))
+            if score is None:
                 raise _NotPlainError
-            scores[row] = float(token)
+            scores[row] = score
         parts.add(queries, chunk.words(starts[content + 2], ends[content + 2]), scores)
         last = int(content[-1]) + 5
         run_id = chunk.text(starts[last], ends[last]).decode("ascii")
     return parts.columns(), run_id
+
+
+def _check_ranks(chunk: _Chunk, starts: I64, ends: I64) -> None:
+    """Raise :class:`_NotPlainError` unless every rank is a whole number ``>= 0``."""
+    _, _, ok = chunk.numbers(starts, ends, False)
+    ok &= chunk.bytes[starts] != 45  # no minus sign (a plus sign is allowed)
+    for row in np.flatnonzero(~ok).tolist():
+        if _RANK.fullmatch(chunk.text(int(starts[row]), int(ends[row]))) is None:
+            raise _NotPlainError
 
 
 def _read_qrels(data: _Data, codes: dict[bytes, int]) -> _Columns:
@@ -377,14 +397,18 @@ def _mapped(path: str | Path) -> Iterator[_Data]:
 
 
 def _fast_rankings(
-    qrels_path: str | Path, run_path: str | Path, all_queries: bool, max_per_query: int | None
+    qrels_path: str | Path,
+    run_path: str | Path,
+    all_queries: bool,
+    max_per_query: int | None,
+    extra_fields: bool,
 ) -> tuple[_Rankings, str | None] | None:
     codes: dict[bytes, int] = {}
     try:
         with _mapped(qrels_path) as data:
             qrels = _read_qrels(data, codes)
         with _mapped(run_path) as data:
-            run, run_id = _read_run(data, codes)
+            run, run_id = _read_run(data, codes, extra_fields)
         # Query codes become ranks in byte order, which is the order of their str ids.
         names = sorted(codes)
         rank = np.empty(len(names), dtype=np.int64)
@@ -404,6 +428,7 @@ def evaluate_trec_files(
     all_queries: bool = False,
     relevance_level: int = 1,
     max_per_query: int | None = None,
+    extra_fields: bool = False,
 ) -> TrecEvalResult:
     """Evaluate a run file against a qrels file, as trec_eval does.
 
@@ -417,6 +442,8 @@ def evaluate_trec_files(
         all_queries: Evaluate every qrels query (trec_eval ``-c``).
         relevance_level: Minimum relevance counted as relevant (trec_eval ``-l``).
         max_per_query: Keep only the first documents of each ranking (trec_eval ``-M``).
+        extra_fields: Accept and ignore run fields after the run id, as trec_eval does
+            (see :func:`read_trec_run`).
 
     Returns:
         Per-query values and the summary.
@@ -427,11 +454,15 @@ def evaluate_trec_files(
     """
     valid = relevance_level >= 0 and (max_per_query is None or max_per_query >= 0)
     # Invalid options: the mapping path reports them, after any file error, as it always has.
-    fast = _fast_rankings(qrels_path, run_path, all_queries, max_per_query) if valid else None
+    fast = (
+        _fast_rankings(qrels_path, run_path, all_queries, max_per_query, extra_fields)
+        if valid
+        else None
+    )
     if fast is None:
         return evaluate_trec(
             read_qrels(qrels_path),
-            read_trec_run(run_path),
+            read_trec_run(run_path, extra_fields=extra_fields),
             measures,
             all_queries=all_queries,
             relevance_level=relevance_level,

@@ -1,22 +1,29 @@
 """TREC qrels and run files, read and written the way trec_eval understands them.
 
-Accepted input (as trec_eval): fields separated by ASCII whitespace (space, tab, CR, VT, FF);
-qrels lines ``query iteration document relevance`` (the iteration is ignored); run lines
-``query iteration document rank score run_id`` followed by anything (ignored; the rank is
-ignored too: rankings are re-derived from the scores). Lines whose first character is ``#``
-are comments in qrels; in runs, a ``#`` after optional leading whitespace starts a comment.
-Blank lines are skipped in both (trec_eval rejects them in qrels).
+Accepted input (as trec_eval): fields separated by ASCII whitespace (space, tab, CR, VT, FF,
+so CRLF line ends read as LF ones); qrels lines ``query iteration document relevance`` (the
+iteration is ignored); run lines ``query iteration document rank score run_id`` (the rank is
+checked but not used: rankings are re-derived from the scores). Lines whose first character
+is ``#`` are comments in qrels; in runs, a ``#`` after optional leading whitespace starts a
+comment. Blank lines are skipped in both (trec_eval rejects them in qrels), and so is a final
+line without a newline read like any other.
 
-Differences, all on input trec_eval would silently misread: a relevance must be a decimal
-number (``2``, ``-1``, ``1.0``; a fraction is truncated toward zero like C's ``atol``); a
-score must be a C floating-point literal (``1.5``, ``-2e-3``, ``inf``; NaN is refused since it
-cannot be ordered); a document listed twice for the same query is an error at reading time
-(trec_eval stops on it when evaluating). Every error is a one-line :class:`JudgmentError`
-naming the file and line.
+Differences, all on input trec_eval would silently misread or that no tool writes on
+purpose: a UTF-8 byte order mark at the start of a file is skipped (trec_eval would make it
+part of the first query id); a relevance must be a decimal number (``2``, ``-1``, ``1.0``; a
+fraction is truncated toward zero like C's ``atol``) that fits in 64 bits; a run line has
+exactly six fields (trec_eval ignores anything after the run id: pass ``extra_fields=True``
+to :func:`read_trec_run` to do the same); a rank must be a whole number ``>= 0``; a score
+must be a finite C floating-point literal (``1.5``, ``-2e-3``; ``nan``, ``inf`` and a value
+that overflows a double, such as ``1e400``, are refused, since they cannot be ordered or
+would outrank every real score); a document listed twice for the same query is an error at
+reading time (trec_eval stops on it when evaluating). Every error is a one-line
+:class:`JudgmentError` naming the file and line, ids and fields shown escaped.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -47,9 +54,11 @@ Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float]]
 
 _RELEVANCE = re.compile(rb"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
-_SCORE = re.compile(
-    rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity)", re.IGNORECASE
-)
+_SCORE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_RANK = re.compile(rb"\+?[0-9]+")
+_BOM = b"\xef\xbb\xbf"
+# The fields of a run line, in trec_eval's order.
+_RUN_FIELDS = "query iteration document rank score run_id"
 
 
 class TrecRun(dict[str, dict[str, float]]):
@@ -67,7 +76,8 @@ class TrecRun(dict[str, dict[str, float]]):
 
 
 def _read_lines(path: str | Path) -> list[bytes]:
-    return read_regular_bytes(path).split(b"\n")
+    data = read_regular_bytes(path)
+    return data.removeprefix(_BOM).split(b"\n")
 
 
 def _text(field: bytes, path: str | Path, line: int) -> str:
@@ -75,6 +85,14 @@ def _text(field: bytes, path: str | Path, line: int) -> str:
         return field.decode("utf-8")
     except UnicodeDecodeError:
         raise JudgmentError("field is not valid UTF-8", path=path, line=line) from None
+
+
+def _score(field: bytes) -> float | None:
+    """The score a field holds, or ``None`` if it is not a finite C floating-point literal."""
+    if _SCORE.fullmatch(field) is None:
+        return None
+    value = float(field)
+    return value if math.isfinite(value) else None
 
 
 def _atol(field: bytes) -> int:
@@ -140,11 +158,13 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def read_trec_run(path: str | Path) -> TrecRun:
+def read_trec_run(path: str | Path, *, extra_fields: bool = False) -> TrecRun:
     """Read a TREC run file.
 
     Args:
         path: The run file (``query Q0 document rank score run_id`` per line).
+        extra_fields: Accept and ignore fields after the run id, as trec_eval does (its own
+            test file ``results.trunc`` has some); by default a line has exactly six fields.
 
     Returns:
         The run (``{query_id: {doc_id: score}}`` in file order) with its ``run_id``.
@@ -158,19 +178,7 @@ def read_trec_run(path: str | Path) -> TrecRun:
         fields = raw.split()
         if not fields or fields[0].startswith(b"#"):
             continue
-        if len(fields) < 6:
-            raise JudgmentError(
-                f"expected at least 6 fields (query iteration document rank score run_id), "
-                f"got {len(fields)}",
-                path=path,
-                line=number,
-            )
-        if _SCORE.fullmatch(fields[4]) is None:
-            raise JudgmentError(
-                f"score {_text(fields[4], path, number)!r} is not a finite or infinite number",
-                path=path,
-                line=number,
-            )
+        score = _run_line(fields, path, number, extra_fields)
         query = _text(fields[0], path, number)
         doc = _text(fields[2], path, number)
         docs = run.setdefault(query, {})
@@ -181,9 +189,31 @@ def read_trec_run(path: str | Path) -> TrecRun:
                 line=number,
                 item_id=query,
             )
-        docs[doc] = float(fields[4])
+        docs[doc] = score
         run_id = _text(fields[5], path, number)
     return TrecRun(run, run_id=run_id)
+
+
+def _run_line(fields: list[bytes], path: str | Path, number: int, extra_fields: bool) -> float:
+    """Check a run line's shape, rank and score; return the score."""
+    if len(fields) < 6 or (len(fields) > 6 and not extra_fields):
+        raise JudgmentError(
+            f"expected 6 fields ({_RUN_FIELDS}), got {len(fields)}", path=path, line=number
+        )
+    if _RANK.fullmatch(fields[3]) is None:
+        raise JudgmentError(
+            f"rank must be a whole number >= 0, got {_text(fields[3], path, number)!r}",
+            path=path,
+            line=number,
+        )
+    score = _score(fields[4])
+    if score is None:
+        raise JudgmentError(
+            f"score {_text(fields[4], path, number)!r} is not a finite number",
+            path=path,
+            line=number,
+        )
+    return score
 
 
 def trec_ranking(docs: Mapping[str, float]) -> list[tuple[str, float]]:

@@ -1,4 +1,8 @@
-"""The relevance judge: prompt, cache, recorded answers, its calibration card, gold candidates."""
+"""The relevance judge: prompt, cache, recorded answers, its calibration card, gold candidates.
+
+Also the deadline runner for user code (:func:`call_with_deadline`, :class:`UserCodeThread`),
+which Python judges and the harness's Python retrievers share.
+"""
 
 from groundkit.evalset.judge._cache import JudgeCache, call_key, passage_hash
 from groundkit.evalset.judge._calibration import (
@@ -35,6 +39,12 @@ from groundkit.evalset.judge._card import (
     judge_id,
     read_card,
 )
+from groundkit.evalset.judge._deadline import (
+    CallAbandonedError,
+    CallTimeoutError,
+    UserCodeThread,
+    call_with_deadline,
+)
 from groundkit.evalset.judge._judge import (
     RELEVANT_GRADE,
     JudgeCallError,
@@ -69,6 +79,8 @@ __all__ = [
     "CalibrationItem",
     "CalibrationSample",
     "CalibrationStratum",
+    "CallAbandonedError",
+    "CallTimeoutError",
     "CandidateAction",
     "CandidateDecision",
     "CandidateLine",
@@ -86,11 +98,13 @@ __all__ = [
     "RecordedJudge",
     "RelevanceJudge",
     "Stratum",
+    "UserCodeThread",
     "apply_candidate_decisions",
     "build_card",
     "calibrate",
     "calibration_figures",
     "call_key",
+    "call_with_deadline",
     "callable_judge",
     "card_path",
     "card_text",

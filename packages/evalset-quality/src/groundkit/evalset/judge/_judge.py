@@ -8,8 +8,10 @@ function of ``(query, passage)``. Every finished call is cached on disk
 
 A call that fails (the client raises :class:`JudgeCallError`, or the reply carries no grade)
 counts neither way and is listed; any other exception stops the run (an unreachable endpoint
-is not a judgment). The majority of the repeats that answered is their *lower median*: for
-any threshold t it is ≥ t exactly when more than half of the answers are ≥ t.
+is not a judgment). A client may also have an ``abandon()`` method: when the run is
+interrupted (Ctrl-C, SIGTERM), it is called so that the calls in flight stop being waited for.
+The majority of the repeats that answered is their *lower median*: for any threshold t it is
+≥ t exactly when more than half of the answers are ≥ t.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from groundkit.evalset._errors import EvalSetError
 from groundkit.evalset.judge._cache import CachedCall, JudgeCache, call_key, passage_hash
+from groundkit.evalset.judge._deadline import (
+    CallAbandonedError,
+    CallTimeoutError,
+    call_with_deadline,
+)
 from groundkit.evalset.judge._prompt import PROMPT_VERSION, Grade, JudgeReplyError
 from groundkit.evalset.judge._prompt import judge_prompt as _prompt
 from groundkit.evalset.judge._prompt import parse_reply as _parse
@@ -247,11 +254,18 @@ class RelevanceJudge:
         if not todo:
             return
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            futures = [
-                pool.submit(self._call, key, repeat, pairs[key], failures, counter)
-                for key, repeat in todo
-            ]
-            done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+            try:
+                futures = [
+                    pool.submit(self._call, key, repeat, pairs[key], failures, counter)
+                    for key, repeat in todo
+                ]
+                done, pending = wait(futures, return_when=FIRST_EXCEPTION)
+            except BaseException:  # Ctrl-C or SIGTERM: wait for no call still in flight
+                pool.shutdown(wait=False, cancel_futures=True)
+                abandon = getattr(self.client, "abandon", None)
+                if callable(abandon):
+                    abandon()
+                raise
             for future in pending:
                 future.cancel()
             for future in done:
@@ -331,16 +345,58 @@ def _reply_json(grade: object, reason: str) -> str:
     return json.dumps({"grade": grade, "reason": reason})
 
 
-def callable_judge(function: Callable[[str, str], object]) -> JudgeClient:
+def callable_judge(
+    function: Callable[[str, str], object], *, timeout: float | None = None
+) -> JudgeClient:
     """Wrap ``function(query, passage)`` returning a grade, ``(grade, reason)`` or reply text.
 
     A grade outside 0–3, any other return value, an exception or ``sys.exit`` in the function
-    makes that call fail (it is listed); the run goes on.
-    """
+    makes that call fail (it is listed); the run goes on. So does a call that runs past
+    ``timeout``: Python cannot stop it, so it is abandoned (its thread may run on until the
+    process exits, and its answer is discarded).
 
-    def client(request: JudgeRequest) -> str:
+    Each call runs in a daemon thread of its own, so that a function that hangs neither
+    outlives the deadline nor keeps the process from stopping on Ctrl-C or SIGTERM.
+
+    Args:
+        function: The judge function.
+        timeout: Seconds a call may take (``None``: no limit).
+
+    Raises:
+        EvalSetError: ``timeout`` is not a positive number of seconds.
+    """
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise EvalSetError(f"the judge's timeout must be positive seconds, got {timeout!r}")
+    return _FunctionJudge(function, timeout)
+
+
+class _FunctionJudge:
+    """The client :func:`callable_judge` returns."""
+
+    def __init__(self, function: Callable[[str, str], object], timeout: float | None) -> None:
+        self.function = function
+        self.timeout = timeout
+        self._cancel = threading.Event()
+
+    def abandon(self) -> None:
+        """Stop waiting for the calls in flight (each fails); later calls run as usual."""
+        cancel, self._cancel = self._cancel, threading.Event()
+        cancel.set()
+
+    def __call__(self, request: JudgeRequest) -> str:
         try:
-            value = function(request.query, request.passage)
+            value = call_with_deadline(
+                self.function,
+                request.query,
+                request.passage,
+                timeout=self.timeout,
+                what="judge function",
+                cancel=self._cancel,
+            )
+        except CallTimeoutError as error:
+            raise JudgeCallError(f"judge function timed out after {error.seconds:g} s") from None
+        except CallAbandonedError:
+            raise  # the run was interrupted: not a failed call
         except (Exception, SystemExit) as error:  # the user's code: this call failed, listed
             what = (
                 f"called sys.exit({error.code!r})"
@@ -356,5 +412,3 @@ def callable_judge(function: Callable[[str, str], object]) -> JudgeClient:
         if isinstance(value, int) and not isinstance(value, bool):
             return _reply_json(value, "")
         raise JudgeCallError(f"judge function returned {type(value).__name__}, not a grade")
-
-    return client

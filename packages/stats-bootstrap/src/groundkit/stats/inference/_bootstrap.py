@@ -12,6 +12,7 @@ from groundkit.stats._validation import (
     check_confidence,
     check_resamples,
     check_seed,
+    finite_deltas,
     paired_arrays,
     real_array,
 )
@@ -66,7 +67,8 @@ class BootstrapResult(BaseModel):
         confidence_interval_low: Lower percentile bound of the mean delta.
         confidence_interval_high: Upper percentile bound of the mean delta.
         p_value_two_sided: Achieved significance level of the bootstrap (see `paired_bootstrap`).
-        significant: True exactly when the interval excludes zero.
+        significant: True exactly when the interval excludes zero and the queries are enough
+            for an exact paired test to reach the level (see `paired_bootstrap`).
         method: Resampling path used: "resample" (indices) or "multinomial" (counts of distinct
             deltas); both draw from the same distribution.
         caution: Why the percentile interval's 95% (or other level) is not assured for data
@@ -140,7 +142,10 @@ def paired_bootstrap(  # noqa: PLR0913
 
     The interval is the percentile interval of the B resampled means, with linear interpolation
     between ordered means (numpy's quantile method "linear"). `significant` is read from that
-    interval alone: it is true exactly when the interval excludes zero.
+    interval: it is true exactly when the interval excludes zero and there are enough queries
+    for an exact paired test to reach ``1 - confidence_level`` at all (2 / 2ⁿ below it: at
+    least 6 queries at 95%); with fewer, an interval of one or two resampled values says
+    nothing, so n = 1 or 2 is never significant.
 
     `p_value_two_sided` is an achieved significance level computed independently of the
     interval: with r the smaller of the number of resampled means at or below zero and the
@@ -177,8 +182,8 @@ def paired_bootstrap(  # noqa: PLR0913
 
     Raises:
         StatsError: If `resamples` is not positive, `confidence_level` is not strictly in
-            (0, 1), there are no scores, the two mappings score different query ids, or any
-            score is not a finite real number.
+            (0, 1), there are no scores, the two mappings score different query ids, any
+            score is not a finite real number, or a difference (or their sum) overflows.
 
     Example:
         >>> result = paired_bootstrap(
@@ -195,16 +200,20 @@ def paired_bootstrap(  # noqa: PLR0913
     count = check_resamples(resamples)
     level = check_confidence(confidence_level)
     seed_value = check_seed(seed)
-    _, baseline, candidate = paired_arrays(
+    ids, baseline, candidate = paired_arrays(
         baseline_scores,
         candidate_scores,
         baseline_name=baseline_name,
         candidate_name=candidate_name,
     )
-    deltas = canonical_arrangement(candidate - baseline)
+    deltas = canonical_arrangement(finite_deltas(baseline, candidate, ids=ids))
     rng = np.random.default_rng(seed_value)
     means, used = bootstrap_means(deltas, resamples=count, rng=rng, method=method)
     low, high = percentile_interval(means, level)
+    # Below this many queries no exact paired test could clear 1 - level (its smallest
+    # two-sided p is 2 / 2^n), so an interval clear of zero is not evidence: n = 1 or 2
+    # resamples one or two values into an interval of width zero.
+    decidable = 2.0 ** (1 - deltas.size) < 1.0 - level
     return BootstrapResult(
         baseline=baseline_name,
         candidate=candidate_name,
@@ -217,7 +226,7 @@ def paired_bootstrap(  # noqa: PLR0913
         confidence_interval_low=low,
         confidence_interval_high=high,
         p_value_two_sided=two_sided_tail_p(means),
-        significant=low > 0.0 or high < 0.0,
+        significant=decidable and (low > 0.0 or high < 0.0),
         method=used,
         caution=percentile_caution(deltas),
     )
