@@ -328,3 +328,29 @@ def test_html_diagnosis_keeps_not_measurable_fixes_apart_from_zero(runs: dict[st
     assert "smaller-chunks" not in idle
     unmeasured = stage_html.split("No estimate (not measurable for this stage):")[1]
     assert "smaller-chunks" in unmeasured.split("</p>")[0]
+
+
+def test_an_example_shows_the_rank_that_put_it_in_its_bucket() -> None:
+    # "ranked just below k" is decided by the first touching hit (rank 11), not by the chunk
+    # that holds most of the quote (rank 31): the example names the deciding rank first.
+    from groundkit.cli.commands._diagnose import _examples
+    from groundkit.diagnosis import BUCKETS, Bucket, MissExample
+
+    def shown(example: MissExample) -> str:
+        bucket = Bucket(
+            name=BUCKETS[0],
+            position=1,
+            title="t",
+            count=1,
+            share=1.0,
+            weight=0.1,
+            examples=[example],
+        )
+        return _examples(bucket).plain
+
+    both = MissExample(query_id="q", gold_index=0, quote="x", first_rank=11, best_chunk_rank=31)
+    assert shown(both).endswith("· first touched at rank 11, best chunk at 31")
+    same = MissExample(query_id="q", gold_index=0, quote="x", first_rank=11, best_chunk_rank=11)
+    assert shown(same).endswith("· first touched at rank 11")
+    best = MissExample(query_id="q", gold_index=0, quote="x", best_chunk_rank=31)
+    assert shown(best).endswith("· best chunk at rank 31")

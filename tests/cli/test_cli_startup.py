@@ -163,3 +163,34 @@ def test_numeric_items_compare_loads_neither_scipy_stats_nor_report_models(tmp_p
         _heavy(modules, ("scipy.stats", "scipy.optimize", "groundkit.judgments.report._models"))
         == []
     )
+
+
+@pytest.mark.parametrize("group", ["eval", "evalset", "beir"])
+def test_a_groups_help_imports_no_command_module(group: str) -> None:
+    code, modules = loaded_by(group, "--help")
+    assert code == 0
+    assert _heavy(modules, NOT_FOR_HELP) == []
+    assert not any(m.startswith("groundkit.cli.commands.") for m in modules)
+
+
+def test_the_listed_summaries_are_the_commands_own() -> None:
+    import click
+
+    from groundkit.cli._main import _COMMANDS
+
+    for group, entries in _COMMANDS.items():
+        context = click.Context(group)
+        for name, (_, summary) in entries.items():
+            command = group.get_command(context, name)
+            assert command is not None
+            del group.commands[name]  # listed from the table, as before any import
+            # The room a listing leaves at 80 and 100 columns (names up to 12 characters).
+            for width in (80, 100, 10**6):
+                formatter = click.HelpFormatter(width=width)
+                group.format_commands(context, formatter)
+                line = next(
+                    line for line in formatter.getvalue().splitlines() if line.split()[:1] == [name]
+                )
+                limit = width - 6 - max(len(n) for n in group.list_commands(context))
+                assert line.split(None, 1)[1] == command.get_short_help_str(limit), name
+            group.add_command(command)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from groundkit.judgments import JudgmentError
+from groundkit.judgments import JudgmentError, parse_chunker_spec
 from groundkit.judgments.corpus._chunking import (
     CharsChunker,
     Chunk,
@@ -191,3 +191,24 @@ def test_config_validation() -> None:
         parse_chunker_config({"kind": "chars", "sise": 3})
     with pytest.raises(ValidationError, match="max_sentences"):
         SentencesChunker(max_sentences=None, max_chars=None)
+
+
+@pytest.mark.parametrize(
+    ("text", "mapping"),
+    [
+        ("tokens:100:20", {"kind": "tokens", "size": 100, "overlap": 20}),
+        ("chars:500:100", {"kind": "chars", "size": 500, "overlap": 100}),
+        ("sentences:3", {"kind": "sentences", "max_sentences": 3}),
+        ("document", {"kind": "document"}),
+    ],
+)
+def test_parse_chunker_config_takes_the_text_form_the_cli_takes(
+    text: str, mapping: dict[str, object]
+) -> None:
+    assert parse_chunker_config(text) == parse_chunker_config(mapping)
+    assert parse_chunker_config(text) == parse_chunker_spec(text)
+
+
+def test_parse_chunker_config_refuses_a_bad_text_form_in_one_line() -> None:
+    with pytest.raises(JudgmentError, match=r"chunker 'tokens:0'.*positive"):
+        parse_chunker_config("tokens:0")

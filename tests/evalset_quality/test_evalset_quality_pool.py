@@ -133,6 +133,11 @@ def test_estimates_on_a_hand_built_sample() -> None:
         4,
     )
     assert comparison.verdict == "too few queries"
+    # The difference is the whole pool's, strata weighted by size: s2 gains the relevant item
+    # of the last stratum (2 items, 1 sampled), so 2 of the pool's 6 estimated relevant items,
+    # the difference of the two stages' pooled recalls above (1 - 2/3).
+    assert comparison.difference == pytest.approx(s2.recall.estimate - s1.recall.estimate)
+    assert comparison.difference == pytest.approx(1 / 3)
 
 
 def test_a_census_gives_the_exact_shares() -> None:

@@ -48,8 +48,8 @@ class GroundkitGroup(click.Group):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.lazy_commands: dict[str, str] = {}
-        """Command name to ``"module:attribute"``: imported when the command is asked for."""
+        self.lazy_commands: dict[str, tuple[str, str]] = {}
+        """Command name to ``("module:attribute", summary)``: imported when asked for."""
 
     def invoke(self, ctx: click.Context) -> Any:
         """Invoke the sub-command, translating bad-input errors."""
@@ -99,11 +99,35 @@ class GroundkitGroup(click.Group):
         """The command names, loaded or not, sorted as click sorts them."""
         return sorted({*self.commands, *self.lazy_commands})
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List the commands as click does, taking unloaded ones' summaries from the table.
+
+        Listing them imports no command module (``grk eval --help`` stays as fast as
+        ``grk --help``); a loaded command's own short help is used as click would.
+        """
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            command = self.commands.get(name)
+            if command is not None:
+                if not command.hidden:
+                    rows.append((name, command.get_short_help_str(limit)))
+                continue
+            # As click shows it: whole when it fits, else cut at a word with "...".
+            text = self.lazy_commands[name][1]
+            kind = "short_help" if len(text) <= limit else "help"
+            rows.append((name, click.Command(name, **{kind: text}).get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """The command called ``cmd_name``, importing its module the first time it is asked."""
-        target = self.lazy_commands.get(cmd_name)
-        if cmd_name not in self.commands and target is not None:
-            module, attribute = target.split(":")
+        entry = self.lazy_commands.get(cmd_name)
+        if cmd_name not in self.commands and entry is not None:
+            module, attribute = entry[0].split(":")
             command = getattr(import_module(module), attribute)
             assert isinstance(command, click.Command)
             assert command.name == cmd_name
@@ -199,33 +223,107 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 # --- command registration -------------------------------------------------------------------
 # By name: a command's module (and numpy, scipy, the harness behind it) is imported only when
-# that command is asked for, which keeps ``grk --help`` and the light commands fast.
-_COMMANDS: Mapping[click.Group, Mapping[str, str]] = {
-    cli: {"doctor": "groundkit.cli.commands._doctor:doctor_command"},
-    beir_group: {"adapt": "groundkit.cli.commands._beir:adapt_command"},
+# that command is asked for, which keeps ``grk --help`` and the light commands fast. Each
+# entry carries the command's one-line summary, which a group's --help lists without importing
+# anything (a test holds each to the command's own docstring).
+_COMMANDS: Mapping[click.Group, Mapping[str, tuple[str, str]]] = {
+    cli: {
+        "doctor": (
+            "groundkit.cli.commands._doctor:doctor_command",
+            "What is installed, which device a dense stage would use, and where the caches are.",
+        ),
+    },
+    beir_group: {
+        "adapt": (
+            "groundkit.cli.commands._beir:adapt_command",
+            "Adapt the BEIR dataset in SOURCE into OUTPUT (corpus/, judgments.jsonl, id_map.json).",
+        ),
+    },
     eval_group: {
-        "run": "groundkit.cli.commands._eval_run:run_command",
-        "demo": "groundkit.cli.commands._eval:demo_command",
-        "compare": "groundkit.cli.commands._eval:compare_command",
-        "reproduce": "groundkit.cli.commands._eval_reproduce:reproduce_command",
-        "diagnose": "groundkit.cli.commands._diagnose:diagnose_command",
-        "track-record": "groundkit.cli.commands._diagnose:track_record_command",
-        "report": "groundkit.cli.commands._eval_report:report_command",
-        "trec": "groundkit.cli.commands._eval:trec_command",
-        "export": "groundkit.cli.commands._eval_export:export_command",
-        "adjudicate": "groundkit.cli.commands._eval_adjudicate:adjudicate_command",
-        "calibrate": "groundkit.cli.commands._eval_calibrate:calibrate_command",
-        "pool": "groundkit.cli.commands._eval_pool:pool_command",
-        "sample": "groundkit.cli.commands._eval_sample:sample_command",
-        "sheet": "groundkit.cli.commands._eval_sample:sheet_command",
-        "sweep": "groundkit.cli.commands._eval_sweep:sweep_command",
+        "run": (
+            "groundkit.cli.commands._eval_run:run_command",
+            "Evaluate retrieval stages against quote-anchored judgments and write a report.",
+        ),
+        "demo": (
+            "groundkit.cli.commands._eval:demo_command",
+            "Evaluate the built-in example (a company handbook) offline: no arguments, no network.",
+        ),
+        "compare": (
+            "groundkit.cli.commands._eval:compare_command",
+            "Compare two stages of one REPORT, or two items files A and B.",
+        ),
+        "reproduce": (
+            "groundkit.cli.commands._eval_reproduce:reproduce_command",
+            "Rerun REPORT from the configuration it recorded and compare every per-query score.",
+        ),
+        "diagnose": (
+            "groundkit.cli.commands._diagnose:diagnose_command",
+            "Where a stage of REPORT loses gold evidence at k, and which fix should gain most.",
+        ),
+        "track-record": (
+            "groundkit.cli.commands._diagnose:track_record_command",
+            "Predicted against measured gains for every fix tried, from a RECORD file.",
+        ),
+        "report": (
+            "groundkit.cli.commands._eval_report:report_command",
+            "Write an evaluation report as one self-contained HTML page.",
+        ),
+        "trec": (
+            "groundkit.cli.commands._eval:trec_command",
+            "Score a TREC run file against a qrels file, printing exactly what trec_eval prints.",
+        ),
+        "export": (
+            "groundkit.cli.commands._eval_export:export_command",
+            "Write a stage's run and its qrels for trec_eval, ranx or ir_measures.",
+        ),
+        "adjudicate": (
+            "groundkit.cli.commands._eval_adjudicate:adjudicate_command",
+            "Judge every unjudged top-k hit of a stage; write scores with the relevant ones as "
+            "gold.",
+        ),
+        "calibrate": (
+            "groundkit.cli.commands._eval_calibrate:calibrate_command",
+            "Judge a stratified sample of the report's hits; store the judge's calibration card.",
+        ),
+        "pool": (
+            "groundkit.cli.commands._eval_pool:pool_command",
+            "Pool every stage's top k, judge a stratified sample, estimate precision and pooled "
+            "recall.",
+        ),
+        "sample": (
+            "groundkit.cli.commands._eval_sample:sample_command",
+            "Write a sheet of misses (or hits) drawn equally per stratum, for a person to mark.",
+        ),
+        "sheet": (
+            "groundkit.cli.commands._eval_sample:sheet_command",
+            "Read a marked sheet back (CSV or JSONL): precision per stratum and overall.",
+        ),
+        "sweep": (
+            "groundkit.cli.commands._eval_sweep:sweep_command",
+            "Run every arm of a sweep, compare each with the baseline, print the Pareto front.",
+        ),
     },
     evalset_group: {
-        "assess": "groundkit.cli.commands._evalset:assess_command",
-        "filter": "groundkit.cli.commands._evalset:filter_command",
-        "classify": "groundkit.cli.commands._evalset:classify_command",
-        "review": "groundkit.cli.commands._evalset_review:review_command",
-        "generate": "groundkit.cli.commands._evalset:generate_command",
+        "assess": (
+            "groundkit.cli.commands._evalset:assess_command",
+            "How small a difference the set detects; cautions.",
+        ),
+        "filter": (
+            "groundkit.cli.commands._evalset:filter_command",
+            "Drop items that would mislead, with reasons.",
+        ),
+        "classify": (
+            "groundkit.cli.commands._evalset:classify_command",
+            "Label question types.",
+        ),
+        "review": (
+            "groundkit.cli.commands._evalset_review:review_command",
+            "Review items one key at a time (resumable).",
+        ),
+        "generate": (
+            "groundkit.cli.commands._evalset:generate_command",
+            "Draft questions from a corpus with a chat model.",
+        ),
     },
 }
 for _group, _names in _COMMANDS.items():

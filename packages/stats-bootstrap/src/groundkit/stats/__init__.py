@@ -58,6 +58,11 @@ from groundkit.stats.verdicts._family import (
     minimum_queries,
 )
 from groundkit.stats.verdicts._multiplicity import Adjustment, bh_adjust, holm_adjust
+from groundkit.stats.verdicts._stratified import (
+    PairedStratum,
+    StratifiedComparison,
+    compare_stratified,
+)
 
 __all__ = [
     "PERCENTILE_MIN_QUERIES",
@@ -74,12 +79,14 @@ __all__ = [
     "MeanInterval",
     "PairResult",
     "PairedScores",
+    "PairedStratum",
     "ProportionInterval",
     "RatioStratum",
     "ResampleMethod",
     "Role",
     "SignFlipResult",
     "StatsError",
+    "StratifiedComparison",
     "Stratum",
     "Verdict",
     "__version__",
@@ -89,6 +96,7 @@ __all__ = [
     "compare_all_pairs",
     "compare_family",
     "compare_items",
+    "compare_stratified",
     "detection_limit",
     "exact_binomial_interval",
     "flip_share_floor",

@@ -56,10 +56,14 @@ def _examples(bucket: Bucket) -> Text:
         text.append(f" “{example.quote}” ")
         if example.found_by:
             where = f"found by {', '.join(example.found_by)}"
+        elif example.first_rank is not None:
+            # The rank that put the miss in its bucket; the best chunk's when it differs.
+            where = f"first touched at rank {example.first_rank}"
+            best = example.best_chunk_rank
+            if best is not None and best != example.first_rank:
+                where += f", best chunk at {best}"
         elif example.best_chunk_rank is not None:
             where = f"best chunk at rank {example.best_chunk_rank}"
-        elif example.first_rank is not None:
-            where = f"first touched at rank {example.first_rank}"
         else:
             where = "best chunk not retrieved"
         text.append(f"· {where}", style="dim")
@@ -109,7 +113,7 @@ def _bucket_table(diagnosis: Diagnosis) -> Table:
     table.add_column("misses", justify="right")
     table.add_column("share", justify="right")
     table.add_column(f"{diagnosis.metric} at stake", justify="right")
-    table.add_column("examples: query · quote · where its best chunk ranked")
+    table.add_column("examples: query · quote · where it ranked")
     for bucket in diagnosis.buckets:
         table.add_row(
             str(bucket.position),

@@ -153,7 +153,7 @@ def render_pool(result: PoolReport) -> None:
     for c in result.comparisons:
         mark = VERDICT_MARKS.get(c.verdict, (c.verdict, ""))[0]
         console.print(
-            f"{c.stage} vs {c.baseline}: {mark} (relevant found {c.difference:+.3f} "
+            f"{c.stage} vs {c.baseline}: {mark} (pooled recall {c.difference:+.3f} "
             f"{format_interval(c.low, c.high, signed=True)}, +{c.gained}/-{c.lost} of "
             f"{c.items} judged items, p {c.p_adjusted:.3g})",
             highlight=False,

@@ -161,11 +161,19 @@ _CHUNKER_ADAPTER: TypeAdapter[
 def parse_chunker_config(
     data: object,
 ) -> DocumentChunker | CharsChunker | TokensChunker | SentencesChunker | ParagraphsChunker:
-    """Validate a mapping such as ``{"kind": "chars", "size": 800}`` as a chunker config.
+    """A chunker config from a mapping (``{"kind": "chars", "size": 800}``) or its text form.
+
+    The text form (``"chars:800:100"``, ``"tokens:100:20"``, ``"sentences:3"``) is the one
+    ``--chunker`` and a config file's ``chunker = "..."`` accept
+    (:func:`~groundkit.judgments.parse_chunker_spec`).
 
     Raises:
         JudgmentError: Unknown kind, unknown key or a bad value (every problem, one line).
     """
+    if isinstance(data, str):
+        from groundkit.judgments.corpus._chunker_spec import parse_chunker_spec  # a cycle
+
+        return parse_chunker_spec(data)
     try:
         return validate_chunker_config(data)
     except ValidationError as error:

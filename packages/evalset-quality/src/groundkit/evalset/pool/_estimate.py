@@ -2,8 +2,8 @@
 
 Every interval and verdict comes from :mod:`groundkit.stats`: the domain and ratio estimators
 for the stages, the stratified Wilson interval for the pool's relevant share, and
-:func:`~groundkit.stats.compare_family` (exact McNemar gate, Holm over the family) for the
-paired comparisons on the judged items.
+:func:`~groundkit.stats.compare_stratified` (strata weighted by their sizes, a t gate on the
+stratified standard error, Holm over the family) for the paired comparisons.
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ from groundkit.evalset.pool._models import (
 from groundkit.evalset.pool._pool import Pool, build_pool, draw_sample
 from groundkit.judgments import EvalReport
 from groundkit.stats import (
-    FamilySettings,
-    PairedScores,
+    PairedStratum,
     ProportionInterval,
     RatioStratum,
-    compare_family,
+    compare_stratified,
     stratified_domain_interval,
     stratified_ratio_interval,
     stratified_wilson_interval,
@@ -80,32 +79,50 @@ def _interval_or_none(
     return stratified_domain_interval(strata, domain, confidence=level)
 
 
-def _comparisons(
-    pool: Pool, decided: list[int], relevant: set[int], seed: int
-) -> list[PoolComparison]:
-    if len(pool.stages) < 2 or not decided:
-        return []
-    ids = [pool.items[i].item_id for i in decided]
-
-    def row(stage: str) -> dict[str, bool]:
-        return {
-            item_id: i in relevant and stage in pool.items[i].ranks
-            for item_id, i in zip(ids, decided, strict=True)
-        }
-
+def _paired_strata(
+    pool: Pool, decided: Sequence[list[int]], relevant: set[int], stage: str
+) -> list[PairedStratum]:
+    """Per stratum: the decided sampled items counted for ``stage`` against the first stage."""
     base = pool.stages[0].name
-    members = [PairedScores(a=row(base), b=row(s.name), label=s.name) for s in pool.stages[1:]]
-    results = compare_family(members, FamilySettings(seed=seed))
+    strata = []
+    for h, items in enumerate(decided):
+        if not items:
+            continue
+        found = [i for i in items if i in relevant]
+        by_base = {i for i in found if base in pool.items[i].ranks}
+        by_stage = {i for i in found if stage in pool.items[i].ranks}
+        strata.append(
+            PairedStratum(
+                n=len(items),
+                population_size=pool.stratum_of.count(h),
+                relevant=len(found),
+                gained=len(by_stage - by_base),
+                lost=len(by_base - by_stage),
+            )
+        )
+    return strata
+
+
+def _comparisons(
+    pool: Pool, decided: Sequence[list[int]], relevant: set[int], confidence: float
+) -> list[PoolComparison]:
+    """Every stage against the first, strata weighted by their sizes (Holm over the family)."""
+    if len(pool.stages) < 2 or not any(decided):
+        return []
+    base = pool.stages[0].name
+    members = {s.name: _paired_strata(pool, decided, relevant, s.name) for s in pool.stages[1:]}
+    results = compare_stratified(members, confidence=confidence)
+    items = sum(len(d) for d in decided)
     return [
         PoolComparison(
-            stage=r.label or "",
+            stage=r.label,
             baseline=base,
-            items=r.item_count,
+            items=items,
             gained=r.gained,
             lost=r.lost,
             difference=r.difference,
-            low=r.confidence_interval_low,
-            high=r.confidence_interval_high,
+            low=r.low,
+            high=r.high,
             p_value=r.p_value,
             p_adjusted=r.p_adjusted,
             verdict=str(r.verdict),
@@ -121,7 +138,6 @@ def estimate_pool(
     *,
     relevant_grade: int = RELEVANT_GRADE,
     confidence: float = 0.95,
-    seed: int = 0,
 ) -> tuple[list[PoolStratum], list[PoolStage], list[PoolComparison], ProportionInterval | None]:
     """Strata, stage estimates, comparisons and the pool's relevant share from a judged sample.
 
@@ -131,7 +147,6 @@ def estimate_pool(
         majorities: The judge's majority grade of each sampled item (``None``: undecided).
         relevant_grade: Lowest majority counted as relevant.
         confidence: Coverage of every interval.
-        seed: Seed of the comparisons' random steps.
     """
     grade = dict(zip(sample, majorities, strict=True))
     sampled: list[list[int]] = [[] for _ in pool.strata]
@@ -166,16 +181,16 @@ def estimate_pool(
         )
     counted = [(s.relevant, s.decided, s.size) for s in strata if s.decided]
     share = stratified_wilson_interval(counted, confidence=confidence) if counted else None
-    every = sorted(i for items in decided for i in items)
-    return strata, stages, _comparisons(pool, every, relevant, seed), share
+    return strata, stages, _comparisons(pool, decided, relevant, confidence), share
 
 
 def _notes(strata: Sequence[PoolStratum], level: str) -> list[str]:
     notes = [
         "Precision and recall are the judge's, relative to the pool: a relevant passage no "
         "pooled stage retrieved is in no denominator.",
-        "Comparisons count sampled relevant items found, unweighted by strata (exact McNemar, "
-        "Holm over the family).",
+        "Comparisons estimate the difference in pooled recall with each stratum weighted by its "
+        "size (a sampled item stands for the items of its stratum); the gate is Student's t on "
+        "the stratified standard error, Holm over the family.",
     ]
     if level == "chunk":
         notes.append("Hits of a query whose spans overlap in the same document are one item.")
@@ -208,7 +223,7 @@ def run_pool(  # noqa: PLR0913
         judge: The judge (its cache makes a rerun free).
         k: The cutoff pooled.
         n: Items to judge (at least one per stratum).
-        seed: Seed of the draw and of the comparisons.
+        seed: Seed of the draw.
         bands: Upper rank of each band but the last.
         sources: Label → where the report was read from (recorded).
         relevant_grade: Lowest majority counted as relevant.
@@ -229,7 +244,7 @@ def run_pool(  # noqa: PLR0913
     run = judge.judge(pairs)
     majorities = [v.majority for v in run.verdicts]
     strata, estimates, comparisons, share = estimate_pool(
-        pool, sample, majorities, relevant_grade=relevant_grade, seed=seed
+        pool, sample, majorities, relevant_grade=relevant_grade
     )
     items = [
         PoolItem(

@@ -106,9 +106,12 @@ class PoolStage(BaseModel):
 class PoolComparison(BaseModel):
     """A stage against the first one on the judged sample, by the stats engine's verdict.
 
-    Items are the decided sampled items; a stage scores an item 1 when the item is relevant
-    and in its top k. The gate is exact McNemar on those items, family-wise (Holm) over every
-    comparison; the difference is in *sampled* relevant items found, unweighted by strata.
+    Items are the decided sampled items; a stage finds an item when the item is relevant and
+    in its top k. The difference is in recall over the pool's relevant items, each sampled
+    item standing for the items of its stratum (strata weighted by their sizes, so the
+    estimate is the whole pool's, not the sample's); the gate is Student's t on its linearised
+    standard error, family-wise (Holm) over every comparison
+    (:func:`~groundkit.stats.compare_stratified`).
 
     Attributes:
         stage: The compared stage.
@@ -116,7 +119,7 @@ class PoolComparison(BaseModel):
         items: Paired items.
         gained: Relevant items only the compared stage found.
         lost: Relevant items only the baseline found.
-        difference: Share found by the stage minus the baseline's, over the items.
+        difference: Estimated pooled recall of the stage minus the baseline's.
         low: Lower end of the interval of the difference.
         high: Upper end.
         p_value: The exact gate's p-value.
