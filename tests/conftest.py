@@ -20,6 +20,17 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = REPO_ROOT.parent / "shared"
 
 
+@pytest.fixture(autouse=True)
+def _own_judge_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Each test's judges cache in a folder of their own (the default is the user's cache,
+    shared by every command: a test must not see another test's answers)."""
+    folder = tmp_path_factory.mktemp("judge-cache")
+    monkeypatch.setenv("GROUNDKIT_JUDGE_CACHE_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The checkout's root folder."""

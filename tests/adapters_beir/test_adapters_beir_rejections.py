@@ -164,13 +164,16 @@ UNSAFE_DOC_IDS = [
 
 @pytest.fixture(params=["absent", "existing"])
 def output(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    """The output location: absent, or an existing folder with content and an empty corpus/."""
+    """The output location: absent, or an existing folder with content and an empty corpus/.
+
+    (A user's own ``judgments.jsonl`` there is refused before the dataset is read: see
+    test_beir_adapt_guard.py.)
+    """
     out = tmp_path / "out"
     if request.param == "existing":
         (out / "corpus").mkdir(parents=True)
         (out / "keep.txt").write_text("user data")
-        # The user's own judgments: not from an adaptation, but a judgments file.
-        (out / "judgments.jsonl").write_text('{"query_id": "old", "query": "Old?", "gold": []}\n')
+        (out / "judgments.jsonl").write_text("")  # empty: nothing to lose by replacing it
     return out
 
 

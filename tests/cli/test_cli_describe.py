@@ -83,7 +83,9 @@ def test_every_field_of_every_model_is_described(name: str, model: type[Any]) ->
 def test_the_judgments_contract_reads_as_expected() -> None:
     rows = {row[0]: row[1:] for row in field_rows(Judgment.model_json_schema())}
     assert rows["query_id"][:2] == ("string", "required")
-    assert rows["query_id"][2] == "Unique lowercase kebab-case id (^[a-z0-9]+(?:-[a-z0-9]+)*$)."
+    assert rows["query_id"][2] == (
+        "Unique lowercase kebab-case id (^[a-z0-9]+(?:-[a-z0-9]+)*$), checked in Unicode NFC."
+    )
     assert rows["gold"][:2] == ("list of GoldQuote", "default []")
     assert rows["answer"][:2] == ("string or null", "default null")
     # A description continued over several docstring lines is joined.

@@ -90,11 +90,10 @@ def test_recorded_judge_raises_recall_and_strict_is_unchanged(demo: Path, tmp_pa
     assert len(lines) == count
     assert sum(1 for x in lines if x["possibly_missing_from_gold"]) == info.relevant > 0
     assert {x["majority"] for x in lines} == {3, 0}
-    # A rerun on the same cache makes no call (the outputs are this command's own kind).
-    code, output = _adjudicate(
-        demo, tmp_path, "--judge", f"recorded:{answers}",
-        "--cache", str(tmp_path / "adj.judge-cache.jsonl"),
-    )  # fmt: skip
+    # A rerun makes no call: the judge's own cache is shared by every command and every
+    # output name (the outputs are this command's own kind, so they are replaced).
+    assert not (tmp_path / "adj.judge-cache.jsonl").exists()
+    code, output = _adjudicate(demo, tmp_path, "--judge", f"recorded:{answers}")
     assert code == 0, output
     assert f"calls 0 (cached {3 * count}, failed 0)" in output
 

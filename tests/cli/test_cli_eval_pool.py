@@ -90,10 +90,12 @@ def test_pool_on_the_demo_and_a_rerun_makes_no_call(
     assert all(s.precision is not None for s in result.stages)
     assert [c.stage for c in result.comparisons] == ["bm25-chars200", "bm25-document"]
     assert result.usage.calls == 60
-    code, output = _pool(demo, answers, tmp_path / "pool.json", "--cache",
-                         str(tmp_path / "pool.judge-cache.jsonl"))  # fmt: skip
+    # The judge's own cache is shared: a pool written under another name makes no call.
+    code, output = _pool(demo, answers, tmp_path / "pool-again.json")
     assert code == 0, output
     assert "calls 0 (cached 60, failed 0)" in output
+    code, output = _pool(demo, answers, tmp_path / "pool.json")
+    assert code == 0, output
     again = PoolReport.model_validate_json((tmp_path / "pool.json").read_text())
     assert again.stages == result.stages
 

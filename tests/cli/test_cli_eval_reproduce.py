@@ -253,6 +253,7 @@ def test_a_moved_corpus_is_named_and_can_be_given(workspace: dict[str, Any]) -> 
     result = invoke("eval", "reproduce", str(workspace["report"]))
     assert result.exit_code == 2
     assert f"the recorded corpus {str(workspace['corpus'])!r} is not there" in result.output
+    assert "looked from the report's folder" in result.output
     assert "(--corpus, or corpus= in Python)" in result.output
     given = invoke("eval", "reproduce", str(workspace["report"]), "--corpus", str(moved))
     assert given.exit_code == 0, given.output  # same texts: the same fingerprint
@@ -270,3 +271,40 @@ def test_real_subprocess(workspace: dict[str, Any]) -> None:
     assert refused.stdout == ""
     assert len(refused.stderr.strip().splitlines()) == 1
     assert "Traceback" not in refused.stderr
+
+
+def test_a_report_is_read_from_any_folder_and_travels_with_its_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Run from the project's folder with relative inputs, the report in a subfolder.
+    project = tmp_path / "project"
+    with resources.as_file(resources.files("groundkit.harness") / "demo_data") as demo:
+        shutil.copytree(demo / "corpus", project / "corpus")
+        shutil.copy(demo / "judgments.jsonl", project / "judgments.jsonl")
+    (project / "runs").mkdir()
+    monkeypatch.chdir(project)
+    made = invoke(
+        "eval", "run", "--corpus", "corpus", "--judgments", "judgments.jsonl",
+        "--report", "runs/today.json", "--no-items", "--resamples", "200",
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    run = load_report(project / "runs" / "today.json").run
+    assert (run.corpus_source, run.corpus_from_report) == ("corpus", "../corpus")
+    assert run.judgments_from_report == "../judgments.jsonl"
+    # From another folder: the recorded "corpus" is not there, the report's path is.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    report = project / "runs" / "today.json"
+    again = invoke("eval", "reproduce", str(report))
+    assert again.exit_code == 0, again.output
+    assert "reproduced: all" in again.output
+    page = invoke("eval", "report", str(report), "--html", str(elsewhere / "page.html"))
+    assert page.exit_code == 0, page.output
+    assert "is not on this machine" not in (elsewhere / "page.html").read_text()
+    # The whole project copied elsewhere (the old one gone): still found, from the copy.
+    copy = tmp_path / "copy"
+    shutil.copytree(project, copy)
+    shutil.rmtree(project)
+    moved = invoke("eval", "reproduce", str(copy / "runs" / "today.json"))
+    assert moved.exit_code == 0, moved.output

@@ -1,9 +1,8 @@
 """`grk eval trec` reproduces trec_eval's quick-test outputs (NIST test collection, ../shared).
 
 The commands are read from trec_eval's own ``quicktest_commands.txt``; each ``./trec_eval ARGS |
-diff - EXPECTED`` line is run as ``grk eval trec ARGS`` and compared with EXPECTED: byte for byte
-when every measure is supported, otherwise line for line on the supported measures (the
-unsupported ones are listed below and their lines dropped from the expectation).
+diff - EXPECTED`` line is run as ``grk eval trec ARGS`` and compared with EXPECTED byte for
+byte: all 15 of them (every measure of trec_eval 10, -R prefs/qrels_prefs/qrels_jg, -Z).
 """
 
 from __future__ import annotations
@@ -15,66 +14,32 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tests.conftest import SHARED_DIR
 
 from groundkit.cli import cli
 
-# trec_eval measures groundkit does not implement, and measure parameter forms it refuses.
-UNSUPPORTED_MEASURES = {
-    "infAP",
-    "binG",
-    "G",
-    "ndcg_rel",
-    "Rndcg",
-    "rbp",
-    "rbp_resid",
-    "unj_5",
-    "unj_10",
-    "unj_20",
-    "11pt_avg_.25,.5,.75",
-    "ndcg_1=3,2=9,4=4.5",
-    "utility_2,-1,0,0",
-}
-UNSUPPORTED_REQUESTS = {"11pt_avg..25,.5,.75", "ndcg.1=3,2=9,4=4.5", "utility.2,-1,0,0"}
-# Features outside the scope of `grk eval trec`: preference judgments (-R), z-scores (-Z).
-UNSUPPORTED_FLAGS = ("-R", "-Z")
+QUICKTESTS = SHARED_DIR / "data" / "trec_eval" / "quicktest_commands.txt"
 
 
-def _quicktests(root: Path) -> list[tuple[list[str], str]]:
+def _quicktests(path: Path) -> list[tuple[list[str], str]]:
     cases = []
-    for raw in (root / "quicktest_commands.txt").read_text().splitlines():
+    for raw in path.read_text().splitlines():
         line = raw.strip()
         if not line.startswith("./trec_eval") or "| diff - " not in line:
             continue
         command, expected = line.split("| diff - ")
-        args = shlex.split(command)[1:]
-        if any(a.startswith(flag) for a in args for flag in UNSUPPORTED_FLAGS):
-            continue
-        cases.append((args, expected.strip()))
+        cases.append((shlex.split(command)[1:], expected.strip()))
     return cases
 
 
-def _drop_unsupported_requests(args: list[str]) -> list[str]:
-    out: list[str] = []
-    skip_next = False
-    for index, arg in enumerate(args):
-        if skip_next:
-            skip_next = False
-            continue
-        if arg == "-m" and args[index + 1] in UNSUPPORTED_REQUESTS:
-            skip_next = True
-            continue
-        if arg.startswith("-m") and arg[2:] in UNSUPPORTED_REQUESTS:
-            continue
-        out.append(arg)
-    return out
-
-
-def _supported_lines(text: str) -> list[str]:
-    return [
-        line
-        for line in text.splitlines()
-        if line.split("\t")[0].rstrip() not in UNSUPPORTED_MEASURES
-    ]
+def _cases() -> list[object]:
+    if not QUICKTESTS.is_file():  # collected anyway; the shared_data fixture skips them
+        return [pytest.param([], "", id="quicktests")]
+    params: list[object] = []
+    for args, expected in _quicktests(QUICKTESTS):
+        judgments = next(Path(a).name for a in args if a.startswith("test/"))
+        params.append(pytest.param(args, expected, id=f"{Path(expected).name}-{judgments}"))
+    return params
 
 
 @pytest.fixture(scope="module")
@@ -85,27 +50,18 @@ def trec_root(shared_data: Path) -> Path:
     return root
 
 
-def test_every_supported_quicktest_reproduces_trec_eval(
-    trec_root: Path, monkeypatch: pytest.MonkeyPatch
+def test_every_quicktest_command_is_here(trec_root: Path) -> None:
+    assert len(_quicktests(trec_root / "quicktest_commands.txt")) == 15
+
+
+@pytest.mark.parametrize(("args", "expected_file"), _cases())
+def test_quicktest_byte_for_byte(
+    trec_root: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], expected_file: str
 ) -> None:
     monkeypatch.chdir(trec_root)
-    cases = _quicktests(trec_root)
-    checked = 0
-    for args, expected_file in cases:
-        if not all(Path(a).is_file() for a in args if a.startswith("test/")):
-            continue
-        result = CliRunner().invoke(cli, ["eval", "trec", *_drop_unsupported_requests(args)])
-        assert result.exit_code == 0, (args, result.output)
-        expected = Path(expected_file).read_text()
-        if any(
-            line.split("\t")[0].rstrip() in UNSUPPORTED_MEASURES for line in expected.splitlines()
-        ):
-            assert result.output.splitlines() == _supported_lines(expected), args
-        else:
-            assert result.output == expected, args
-        checked += 1
-    # out.test (twice), out.comment.test, .a, .aq, .aqc, .aqcM, .aql, .meas_params
-    assert checked >= 8
+    result = CliRunner().invoke(cli, ["eval", "trec", *args])
+    assert result.exit_code == 0, (args, result.output)
+    assert result.output == Path(expected_file).read_text(), args
 
 
 def test_out_test_byte_for_byte_through_a_real_process(trec_root: Path) -> None:
@@ -124,26 +80,6 @@ def test_out_test_byte_for_byte_through_a_real_process(trec_root: Path) -> None:
         check=True,
     ).stdout
     assert produced == (trec_root / "test" / "out.test").read_bytes()
-
-
-def test_aqc_byte_for_byte_on_supported_measures(trec_root: Path) -> None:
-    result = CliRunner().invoke(
-        cli,
-        [
-            "eval",
-            "trec",
-            "-m",
-            "all_trec",
-            "-q",
-            "-c",
-            str(trec_root / "test/qrels.test"),
-            str(trec_root / "test/results.trunc"),
-        ],
-    )
-    assert result.exit_code == 0
-    assert result.output.splitlines() == _supported_lines(
-        (trec_root / "test/out.test.aqc").read_text()
-    )
 
 
 def test_per_query_measure_selection(trec_root: Path) -> None:

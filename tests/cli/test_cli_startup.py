@@ -180,7 +180,7 @@ def test_the_listed_summaries_are_the_commands_own() -> None:
 
     for group, entries in _COMMANDS.items():
         context = click.Context(group)
-        for name, (_, summary) in entries.items():
+        for name in entries:
             command = group.get_command(context, name)
             assert command is not None
             del group.commands[name]  # listed from the table, as before any import

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from groundkit.judgments import JudgmentError, parse_chunker_spec
+from groundkit.judgments import JudgmentError, parse_chunker_config, parse_chunker_spec
 from groundkit.judgments.corpus._chunking import (
     CharsChunker,
     Chunk,
@@ -20,7 +20,6 @@ from groundkit.judgments.corpus._chunking import (
     TokensChunker,
     chunk_corpus,
     chunk_text,
-    parse_chunker_config,
 )
 
 _ALPHABET = st.sampled_from([*list("abc Xy.!?\n\t#  "), "Dr.", "e.g.", "\n\n", "# H\n", "   "])

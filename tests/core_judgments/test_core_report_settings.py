@@ -53,7 +53,7 @@ def _independent_hash(config: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@pytest.mark.parametrize("version", ["1.0", "1.3", "2.0", "2.1"])
+@pytest.mark.parametrize("version", ["1.0", "1.3", "2.0", "2.1", "2.2"])
 def test_an_older_partial_chunker_reads_typed_with_the_defaults(version: str) -> None:
     stage = parse_report(_old_report(version)).stages[0]
     assert stage.chunker == CharsChunker(size=500, overlap=200)
@@ -82,7 +82,7 @@ def test_rewriting_an_old_report_keeps_what_it_recorded(tmp_path: Path) -> None:
     dump_report(load_report(source), target)
     assert source.read_bytes() == before
     written = json.loads(target.read_text(encoding="utf-8"))
-    assert written["schema_version"] == SCHEMA_VERSION == "2.1"
+    assert written["schema_version"] == SCHEMA_VERSION == "2.2"
     assert written["stages"][0]["chunker"] == _PARTIAL_CHUNKER
     assert written["stages"][0]["retriever"] == _SETTINGS
     again = load_report(target).stages[0]

@@ -110,7 +110,7 @@ def test_file_path_prints_what_the_mapping_path_prints(
 @pytest.mark.parametrize(
     ("qrels_text", "run_text", "fragment", "line"),
     [
-        ("1 0 d1 1\n", "1 Q0 d1 1 1.0 r\n1 Q0 d2 2 0.5\n", "expected 6 fields", 2),
+        ("1 0 d1 1\n", "1 Q0 d1 1 1.0 r\n1 Q0 d2 2 0.5\n", "expected at least 6 fields", 2),
         ("1 0 d1 1\n", "1 Q0 d1 1 1.0 r\n1 Q0 d2 2 1..5 r\n", "is not a finite", 2),
         ("1 0 d1 1\n", "1 Q0 d1 1 nan r\n", "is not a finite", 1),
         ("1 0 d1 1\n", "1 Q0 d1 1 1 r\n2 Q0 d1 1 1 r\n1 Q0 d1 2 0 r\n", "retrieved twice", 3),

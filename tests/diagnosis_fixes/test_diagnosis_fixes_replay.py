@@ -57,17 +57,16 @@ def _hits(report: EvalReport, stage: str) -> dict[str, list[ReportHit]]:
 
 
 def _fuse_independently(a: list[ReportHit], b: list[ReportHit]) -> list[ReportHit]:
-    """RRF written out by hand: score, then best rank, then the first list, then the span."""
-    score: dict[tuple[str, int, int], float] = defaultdict(float)
-    best: dict[tuple[str, int, int], int] = {}
-    first: dict[tuple[str, int, int], int] = {}
-    for which, hits in ((0, a), (1, b)):
+    """RRF written out by hand: score, then the span descending (trec_eval's tie rule).
+
+    Each hit's terms are summed best rank first, so equal rank multisets give equal scores.
+    """
+    ranks: dict[tuple[str, int, int], list[int]] = defaultdict(list)
+    for hits in (a, b):
         for rank, hit in enumerate(hits, start=1):
-            key = (hit.doc, hit.start, hit.end)
-            score[key] += 1.0 / (RRF_K + rank)
-            best[key] = min(best.get(key, rank), rank)
-            first.setdefault(key, which)
-    order = sorted(score, key=lambda key: (-score[key], best[key], first[key], key))
+            ranks[(hit.doc, hit.start, hit.end)].append(rank)
+    score = {key: sum(1.0 / (RRF_K + r) for r in sorted(got)) for key, got in ranks.items()}
+    order = sorted(score, key=lambda key: (score[key], key), reverse=True)
     return [ReportHit(doc=d, start=s, end=e, score=score[(d, s, e)]) for d, s, e in order]
 
 

@@ -24,7 +24,9 @@ def _row(row: str) -> bytes:
 # name -> (run file bytes, acceptable exit codes, what a refusal names)
 RUN_CASES: dict[str, tuple[bytes, int | tuple[int, ...], list[str]]] = {
     "five columns": (_row("refund-window Q0 leave.md 2 1.0"), REFUSED, ["run:2"]),
-    "seven columns": (_row("refund-window Q0 leave.md 2 1.0 r extra"), REFUSED, ["run:2"]),
+    # trec_eval's format reserves the fields after the run id and ignores them (its own test
+    # file results.trunc has some): read as trec_eval reads it.
+    "seven columns": (_row("refund-window Q0 leave.md 2 1.0 r extra"), EITHER, ["run:2"]),
     "one column": (_row("refund-window"), REFUSED, ["run:2"]),
     "rank -1": (_row("refund-window Q0 leave.md -1 1.0 r"), REFUSED, ["run:2"]),
     "rank word": (_row("refund-window Q0 leave.md two 1.0 r"), REFUSED, ["run:2"]),

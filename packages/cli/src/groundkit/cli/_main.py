@@ -61,10 +61,11 @@ class GroundkitGroup(click.Group):
             _show_traceback(ctx)
             where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
             raise InputError(f"{exc.format_message()} (see '{where} --help')") from exc
-        except click.ClickException:
+        except click.ClickException as exc:
             # Errors the commands raise themselves (InputError...) get one too; ctx.meta is
             # shared by nested groups, so each traceback is printed once.
             _show_traceback(ctx)
+            _raise_if_signalled(exc)  # bad input only because a signal cut a step short
             raise
         except UnicodeError as exc:
             _show_traceback(ctx)
@@ -87,6 +88,7 @@ class GroundkitGroup(click.Group):
             raise  # click's own control flow (RuntimeErrors, not failures)
         except Exception as exc:
             _show_traceback(ctx)
+            _raise_if_signalled(exc)
             if _is_loaded_error(exc, "groundkit.judgments", "RunFailure"):
                 raise StageFailedError(" ".join(str(exc).split())) from exc
             if _is_loaded_error(exc, "groundkit.judgments", "JudgmentError"):
@@ -118,8 +120,9 @@ class GroundkitGroup(click.Group):
                 continue
             # As click shows it: whole when it fits, else cut at a word with "...".
             text = self.lazy_commands[name][1]
-            kind = "short_help" if len(text) <= limit else "help"
-            rows.append((name, click.Command(name, **{kind: text}).get_short_help_str(limit)))
+            fits = len(text) <= limit
+            shown = click.Command(name, short_help=text) if fits else click.Command(name, help=text)
+            rows.append((name, shown.get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -188,8 +191,42 @@ def evalset_group() -> None:
     """Check and improve an evaluation set."""
 
 
+_RECEIVED: list[type[BaseException]] = []
+"""The signals' exceptions raised so far in this process (their handlers append them)."""
+
+
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    _RECEIVED.append(TerminatedSignal)
     raise TerminatedSignal()
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    _RECEIVED.append(KeyboardInterrupt)
+    signal.default_int_handler(signum, frame)
+
+
+def _raise_if_signalled(exc: BaseException) -> None:
+    """Report as the signal it is an error that a signal's exception turned into.
+
+    Code that calls back into Python from a C or Rust library (pydantic-core building a
+    validator while a command module loads) may wrap the exception a signal handler raised in
+    one of its own (``SchemaError``): that is the signal, not a bug (exit 143 or 130, not 70).
+
+    Raises:
+        _TerminatedError: SIGTERM was received.
+        UserInterruptError: Ctrl-C was received.
+    """
+    if isinstance(exc, _TerminatedError | UserInterruptError):
+        return
+    chained: set[type[BaseException]] = set(_RECEIVED)
+    seen: BaseException | None = exc
+    while seen is not None and len(chained) < 8:
+        chained.add(type(seen))
+        seen = seen.__cause__ or seen.__context__
+    if any(issubclass(kind, TerminatedSignal) for kind in chained):
+        raise _TerminatedError("terminated (SIGTERM); the outputs are as they were") from exc
+    if any(issubclass(kind, KeyboardInterrupt) for kind in chained):
+        raise UserInterruptError("interrupted (Ctrl-C); the outputs are as they were") from exc
 
 
 _SIGNAL_OF = {TerminatedSignal: signal.SIGTERM, KeyboardInterrupt: signal.SIGINT}
@@ -217,6 +254,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of ``grk``."""
     # SIGTERM unwinds like Ctrl-C, so that temporaries are removed and the exit code says so.
     signal.signal(signal.SIGTERM, _on_sigterm)
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # not ignored (nohup)
+        signal.signal(signal.SIGINT, _on_sigint)
     sys.unraisablehook = _unraisable
     cli.main(args=list(sys.argv[1:] if argv is None else argv), prog_name="grk")
 

@@ -1,17 +1,18 @@
 """Settings the light commands need without the config models (``grk eval compare`` on items).
 
-Defined here once and re-exported by :mod:`groundkit.harness.run._config`, which validates
-with them.
+Re-exported by :mod:`groundkit.harness.run._config`, which validates with them;
+``MAX_RESAMPLES`` is the report settings' own bound (:mod:`groundkit.judgments.report`).
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["MAX_RESAMPLES", "default_headline_metrics"]
+# The bound belongs to the report's settings model (a config and a report read alike); the
+# flags take it from there.
+from groundkit.judgments.report import MAX_RESAMPLES
 
-MAX_RESAMPLES = 1_000_000
-"""Most bootstrap resamples a run accepts: more only costs memory and time (2e9 needs 16 GB)."""
+__all__ = ["MAX_RESAMPLES", "default_headline_metrics"]
 
 
 def default_headline_metrics(level: Literal["chunk", "document"]) -> list[str]:

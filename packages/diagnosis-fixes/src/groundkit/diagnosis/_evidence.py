@@ -21,6 +21,7 @@ from groundkit.diagnosis._models import (
 )
 from groundkit.diagnosis._quotes import (
     QuoteCase,
+    RankedSpan,
     StageQuotes,
     first_ranks,
     gold_items,
@@ -284,7 +285,7 @@ class _Evidence:
         return None, None, self.replay_deduplicate()
 
     # -- replays -------------------------------------------------------------------------
-    def movement(self, hits: Mapping[str, Sequence[ReportHit]], cutoff: int) -> dict[str, object]:
+    def movement(self, hits: Mapping[str, Sequence[RankedSpan]], cutoff: int) -> dict[str, object]:
         """Which misses a replayed ranking finds within ``cutoff`` (by bucket), and losses."""
         finds: dict[BucketName, int] = {}
         loses = 0

@@ -19,14 +19,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from groundkit.judgments import EvalReport, QueryResult, StageReport
 from groundkit.judgments.metrics import GoldItem, overlaps
-from groundkit.judgments.report import EvidenceTrace, GoldEvidence, QueryInfo, ReportHit
+from groundkit.judgments.report import EvidenceTrace, GoldEvidence, QueryInfo
 
 __all__ = [
     "DOCUMENT_SPAN_END",
     "QuoteCase",
+    "RankedSpan",
     "StageQuotes",
     "case_indices",
     "first_ranks",
@@ -37,17 +39,30 @@ DOCUMENT_SPAN_END = 1 << 62
 """End of the whole-document span standing for a quote at document level."""
 
 
+class RankedSpan(Protocol):
+    """What ranking replays read of a hit: a report's hit, or a replayed one."""
+
+    @property
+    def doc(self) -> str: ...
+    @property
+    def start(self) -> int: ...
+    @property
+    def end(self) -> int: ...
+
+
 def first_ranks(
-    hits: Sequence[ReportHit],
+    hits: Sequence[RankedSpan],
     gold: Sequence[GoldEvidence],
     *,
     level: str,
     min_overlap_fraction: float,
 ) -> list[int | None]:
     """For each gold quote, the 1-based rank of the first hit touching it (``None``: none)."""
+    wanted = {quote.doc for quote in gold}  # most hits are in no gold document
     by_doc: dict[str, list[tuple[int, int, int]]] = {}
     for rank, hit in enumerate(hits, start=1):
-        by_doc.setdefault(hit.doc, []).append((rank, hit.start, hit.end))
+        if hit.doc in wanted:
+            by_doc.setdefault(hit.doc, []).append((rank, hit.start, hit.end))
     ranks: list[int | None] = []
     for quote in gold:
         candidates = by_doc.get(quote.doc, [])

@@ -16,21 +16,39 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
+from groundkit.diagnosis._quotes import RankedSpan
 from groundkit.judgments import RRF_K, fuse_ranks
 from groundkit.judgments.metrics import GoldItem, score_table
 from groundkit.judgments.report import ReportHit
 
-__all__ = ["RRF_K", "deduplicate", "mean_metric", "reciprocal_rank_fusion"]
+__all__ = ["RRF_K", "FusedHit", "deduplicate", "mean_metric", "reciprocal_rank_fusion"]
 
 Key = tuple[str, int, int]
 
 
+class FusedHit(NamedTuple):
+    """A hit of a replayed fusion: a plain tuple (a replay builds hundreds of thousands).
+
+    Attributes:
+        doc: Document id.
+        start: Start offset.
+        end: End offset (exclusive).
+        score: The fused score.
+    """
+
+    doc: str
+    start: int
+    end: int
+    score: float
+
+
 def mean_metric(
     gold: Mapping[str, Sequence[GoldItem]],
-    hits: Mapping[str, Sequence[ReportHit]],
+    hits: Mapping[str, Sequence[RankedSpan]],
     metric: str,
     *,
     min_overlap_fraction: float,
@@ -53,7 +71,7 @@ def reciprocal_rank_fusion(
     *,
     depth: int,
     k: int = RRF_K,
-) -> list[ReportHit]:
+) -> list[FusedHit]:
     """Fuse two ranked lists with core's :func:`~groundkit.judgments.fuse_ranks`.
 
     Args:
@@ -83,7 +101,7 @@ def reciprocal_rank_fusion(
     )
     chosen, scores = fuse_ranks(keys, ranks, k=k, depth=depth)
     return [
-        ReportHit(doc=str(names[doc]), start=int(start), end=int(end), score=float(score))
+        FusedHit(str(names[doc]), start, end, score)
         for (doc, start, end), score in zip(chosen.tolist(), scores.tolist(), strict=True)
     ]
 

@@ -33,7 +33,7 @@ from groundkit.judgments.files import (
     OutputSet,
     ensure_within,
     guard_outputs,
-    is_judgments_file,
+    is_empty_file,
 )
 from groundkit.judgments.trec import ID_MAP_FILE_NAME
 
@@ -110,7 +110,7 @@ def _check_file_slot(path: Path, what: str) -> None:
 
 def _foreign(path: Path, what: str) -> BeirError:
     return BeirError(
-        f"{what} is not from an earlier adaptation (the folder has no {MANIFEST_NAME}); "
+        f"{what} is not from an earlier adaptation (the folder has no valid {MANIFEST_NAME}); "
         "refusing to replace it: choose a new output folder, or pass force=True (CLI: --force)",
         path=path,
     )
@@ -150,8 +150,8 @@ def check_output(
     nearest existing ancestor is not a writable folder; a ``corpus`` that is a symbolic link
     or not a folder; ``judgments.jsonl`` or ``id_map.json`` that is a symbolic link or not a
     regular file. Unless the folder holds an earlier adaptation (its manifest) or ``force``,
-    also a non-empty ``corpus/``, a ``judgments.jsonl`` that is not a judgments file and an
-    ``id_map.json``, which would be replaced.
+    also a non-empty ``corpus/``, ``judgments.jsonl``, ``id_map.json`` or manifest, which
+    would be replaced (a user's own judgments file looks like ours: only the manifest tells).
 
     Args:
         layout: The output layout.
@@ -181,11 +181,15 @@ def check_output(
     _check_file_slot(layout.manifest_path, MANIFEST_NAME)
     if adopted or force:
         return
-    judgments = layout.judgments_path
-    if judgments.exists() and judgments.stat().st_size and not is_judgments_file(judgments):
-        raise _foreign(judgments, JUDGMENTS_NAME)
-    if layout.id_map_path.exists():
-        raise _foreign(layout.id_map_path, ID_MAP_NAME)
+    # Not an adaptation's folder: whatever is there was written by someone else (a judgments
+    # file looks the same whoever wrote it), so only an empty file may be replaced.
+    for path, name in (
+        (layout.judgments_path, JUDGMENTS_NAME),
+        (layout.id_map_path, ID_MAP_NAME),
+        (layout.manifest_path, MANIFEST_NAME),
+    ):
+        if path.exists() and not is_empty_file(path):
+            raise _foreign(path, name)
 
 
 def _check_root_path(root: Path) -> None:

@@ -83,11 +83,13 @@ def _torch() -> dict[str, Any]:
 
 
 def _caches() -> dict[str, str]:
+    from groundkit.cli.judges._cache_dir import judge_cache_dir
     from groundkit.harness.dense import default_cache_dir
 
     return {
         "embeddings": f"{default_cache_dir()} (embedding_cache_dir in a run config sets it)",
-        "judge answers": "beside each command's --out, as OUT.judge-cache.jsonl (--cache sets it)",
+        "judge answers": f"{judge_cache_dir()} (one file per judge, shared by every command; "
+        "--cache or GROUNDKIT_JUDGE_CACHE_DIR sets it)",
     }
 
 

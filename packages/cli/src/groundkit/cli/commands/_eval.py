@@ -92,7 +92,24 @@ _EXISTING_FILE = click.Path(exists=False, dir_okay=False, path_type=Path)
     metavar="N",
     help="Keep only the first N documents of each ranking.",
 )
-def trec_command(
+@click.option(
+    "-R",
+    "rel_format",
+    type=click.Choice(["qrels", "prefs", "qrels_prefs", "qrels_jg"]),
+    default="qrels",
+    show_default=True,
+    help="Format of the judgments file: qrels, preferences, qrels read as preferences, "
+    "qrels with judgment groups.",
+)
+@click.option(
+    "-Z",
+    "zscores",
+    type=_EXISTING_FILE,
+    default=None,
+    metavar="FILE",
+    help="Print z-scores against the 'query measure mean deviation' lines of FILE.",
+)
+def trec_command(  # noqa: PLR0913
     qrels: Path,
     run: Path,
     measures: tuple[str, ...],
@@ -100,11 +117,14 @@ def trec_command(
     all_queries: bool,
     relevance_level: int,
     max_per_query: int | None,
+    rel_format: str,
+    zscores: Path | None,
 ) -> None:
     """Score a TREC run file against a qrels file, printing exactly what trec_eval prints.
 
-    No compiled dependency: `grk eval trec qrels run | diff - expected` works against
-    trec_eval's own expected outputs for the supported measures.
+    No compiled dependency: `grk eval trec qrels run | diff - expected` gives no difference
+    on every one of trec_eval's own quick-test commands (all measures of trec_eval 10,
+    -R prefs/qrels_prefs/qrels_jg judgments, -Z z-scores).
     """
     from groundkit.cli._trec import trec_eval_text
 
@@ -116,6 +136,8 @@ def trec_command(
         all_queries=all_queries,
         relevance_level=relevance_level,
         max_per_query=max_per_query,
+        rel_format=rel_format,
+        zscores_path=zscores,
     )
     click.echo(text, nl=False)
 

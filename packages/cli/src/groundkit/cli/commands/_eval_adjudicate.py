@@ -31,7 +31,13 @@ from groundkit.evalset.judge import (
 )
 from groundkit.harness.analysis._adjudicate import Candidate, adjudicated_report, unjudged_hits
 from groundkit.judgments import Corpus, EvalReport, JudgmentError
-from groundkit.judgments.report import AdjudicationInfo, CalibrationStatus, checked_report_json
+from groundkit.judgments.report import (
+    AdjudicationInfo,
+    CalibrationStatus,
+    anchor_inputs,
+    checked_report_json,
+    recorded_input,
+)
 
 __all__ = ["adjudicate_command", "calibration_line", "report_corpus"]
 
@@ -52,15 +58,26 @@ def calibration_line(info: AdjudicationInfo) -> str:
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
-def report_corpus(report: EvalReport, path: Path | None) -> Corpus:
+def report_corpus(report: EvalReport, path: Path | None, report_path: Path | None = None) -> Corpus:
     """The report's corpus (``path`` or the recorded one), checked by its fingerprint.
 
+    The recorded corpus is looked for from the report's folder first, then as given
+    (:func:`~groundkit.judgments.report.recorded_input`), so a report read from another folder
+    or moved with its corpus finds it.
+
     Raises:
-        InputError: No corpus recorded, unreadable, or another corpus than the report's.
+        InputError: No corpus recorded or found, unreadable, or another corpus than the
+            report's.
     """
-    source = path if path is not None else report.run.corpus_source
+    source = path if path is not None else recorded_input(report, "corpus", report_path)
     if source is None:
-        raise InputError("the report records no corpus: give --corpus")
+        if report.run.corpus_source is None and report.run.corpus_from_report is None:
+            raise InputError("the report records no corpus: give --corpus")
+        raise InputError(
+            f"the report's corpus {report.run.corpus_source or report.run.corpus_from_report} "
+            "is not on this machine (looked from the report's folder and from here): give "
+            "--corpus"
+        )
     try:
         corpus = Corpus.load(source)
     except JudgmentError as error:
@@ -134,7 +151,7 @@ def _list_line(candidate: Candidate, verdict: PairVerdict, relevant_grade: int) 
     "cache_path",
     type=_FILE,
     default=None,
-    help="The judge's cache [default: OUT with .judge-cache.jsonl].",
+    help="The judge's cache [default: the judge's own, shared by every command: see 'grk doctor'].",
 )
 @force_option
 @describe_option("report")
@@ -160,7 +177,7 @@ def adjudicate_command(
     are printed and recorded in the report's "adjudication".
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
     settings = JudgeSettings.pop(options)
-    cache = cache_path or out_path.with_name(out_path.stem + ".judge-cache.jsonl")
+    cache = cache_path or settings.default_cache()
     guard(
         [
             ("--out", out_path, "report"),
@@ -179,7 +196,7 @@ def adjudicate_command(
             report.stage(name)  # an unknown stage is named before the corpus is read
     except JudgmentError as error:
         raise InputError(f"{report_path}: {error}") from None
-    corpus = report_corpus(report, corpus_path)
+    corpus = report_corpus(report, corpus_path, report_path)
     try:
         candidates = unjudged_hits(report, list(stages), k, corpus)
         judge, name, model_name = build_judge(settings, cache)
@@ -209,7 +226,12 @@ def adjudicate_command(
         **run.usage.model_dump(),
         **_calibration(card, report_path, name),
     )
-    adjudicated = adjudicated_report(report, grades, info)
+    adjudicated = anchor_inputs(
+        adjudicated_report(report, grades, info),
+        out_path,
+        corpus=corpus_path or recorded_input(report, "corpus", report_path),
+        judgments=recorded_input(report, "judgments", report_path),
+    )
     text = checked_report_json(adjudicated)
     lines = [
         _list_line(c, v, RELEVANT_GRADE) for c, v in zip(candidates, run.verdicts, strict=True)

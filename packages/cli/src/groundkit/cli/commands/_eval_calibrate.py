@@ -67,7 +67,8 @@ class CalibrationDraw:
 @click.option("--corpus", "corpus_path", type=click.Path(path_type=Path), default=None,
               help="The corpus [default: the one the report recorded].")  # fmt: skip
 @click.option("--cache", "cache_path", type=_FILE, default=None,
-              help="The judge's cache [default: beside the card].")  # fmt: skip
+              help="The judge's cache [default: the judge's own, shared by every "
+              "command: see 'grk doctor'].")  # fmt: skip
 @force_option
 @describe_option("report")
 def calibrate_command(
@@ -102,14 +103,14 @@ def calibrate_command(
     # The judge's name fixes the card's path: choose the client (no call yet) before the guard.
     choice = choose_client(settings)
     out = card_path(report_path, choice[1])
-    cache = cache_path or out.with_name(out.name.removesuffix(".json") + ".judge-cache.jsonl")
+    cache = cache_path or settings.default_cache()
     guard(
         [("card", out, "calibration card"), ("--cache", cache, "judge cache")],
         [("REPORT", report_path), ("--corpus", corpus_path)],
         force=force,
         appends=["--cache"],
     )
-    corpus = report_corpus(report, corpus_path)
+    corpus = report_corpus(report, corpus_path, report_path)
     try:
         judge, name, model_name = build_judge(settings, cache, choice)
         sample = draw_calibration_sample(

@@ -21,12 +21,21 @@ from typing import Literal, cast
 
 import click
 
+from groundkit.cli._errors import InputError
 from groundkit.cli._outputs import force_option, guard, output_set
 from groundkit.cli.compare._report import load_checked_report
 from groundkit.cli.run._describe import describe_option
-from groundkit.judgments import EvalReport, export_stage
-from groundkit.judgments.report import report_corpus_at_hand
-from groundkit.judgments.trec import ExportLevel, StageExport, qrels_text, trec_run_text
+from groundkit.judgments import EvalReport, JudgmentError, export_stage
+from groundkit.judgments.report import recorded_input, report_corpus_at_hand
+from groundkit.judgments.trec import (
+    ExportLevel,
+    StageExport,
+    id_map_beside,
+    qrels_text,
+    read_id_map,
+    trec_run_text,
+    with_original_ids,
+)
 
 __all__ = ["FORMATS", "export_command", "export_texts"]
 
@@ -61,6 +70,32 @@ def export_texts(
     )
 
 
+def _with_original_ids(
+    export: StageExport,
+    report: EvalReport,
+    report_path: Path,
+    corpus_path: Path | None,
+    id_map_path: Path | None,
+) -> StageExport:
+    """The export in the dataset's own ids, through ``--id-map`` or the one beside the corpus.
+
+    Raises:
+        InputError: No id map found, an unreadable one, a chunk-level export or an id the map
+            did not make.
+    """
+    corpus = corpus_path or recorded_input(report, "corpus", report_path)
+    path = id_map_path or id_map_beside(corpus)
+    if path is None:
+        raise InputError(
+            "--ids original: no id map beside the report's corpus; give --id-map FILE "
+            "(grk beir adapt writes id_map.json beside the corpus folder)"
+        )
+    try:
+        return with_original_ids(export, read_id_map(path))
+    except JudgmentError as error:
+        raise InputError(f"--ids original: {error}") from None
+
+
 def _default_path(report_path: Path, stage: str, what: str, file_format: ExportFormat) -> Path:
     stem = report_path.name.removesuffix(".json")
     return report_path.with_name(f"{stem}.{stage}.{what}{_SUFFIX[file_format]}")
@@ -77,11 +112,11 @@ def _check_targets(
 ) -> None:
     inputs: list[tuple[str, Path | None]] = [("REPORT", report_path), ("--corpus", corpus_path)]
     for what, recorded in (
-        ("the report's judgments", report.run.judgments_source),
-        ("the report's corpus", report.run.corpus_source),
+        ("the report's judgments", recorded_input(report, "judgments", report_path)),
+        ("the report's corpus", recorded_input(report, "corpus", report_path)),
     ):
         if recorded is not None:
-            inputs.append((what, Path(recorded)))
+            inputs.append((what, recorded))
     guard([("--run", run, "run file"), ("--qrels", qrels, "qrels file")], inputs, force=force)
 
 
@@ -175,8 +210,24 @@ def _summary(export: StageExport, report_path: Path, run: Path, qrels: Path, fmt
     help="The corpus the report was run on, to check its spans at chunk level [default: the "
     "report's corpus_source when it exists].",
 )
+@click.option(
+    "--ids",
+    type=click.Choice(["groundkit", "original"]),
+    default="groundkit",
+    show_default=True,
+    help="original: the dataset's own query and document ids, through the id map "
+    "(document level), so the qrels can be diffed with the dataset's (BEIR's qrels/test.tsv).",
+)
+@click.option(
+    "--id-map",
+    "id_map_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The id map for --ids original [default: id_map.json beside the report's corpus "
+    "folder, as grk beir adapt writes it].",
+)
 @force_option
-def export_command(
+def export_command(  # noqa: PLR0913 (each keyword is a documented option)
     report_path: Path,
     stage: str,
     file_format: str,
@@ -184,6 +235,8 @@ def export_command(
     run_path: Path | None,
     qrels_path: Path | None,
     corpus_path: Path | None,
+    ids: str,
+    id_map_path: Path | None,
     force: bool,
 ) -> None:
     """Write a stage's run and its qrels for trec_eval, ranx or ir_measures.
@@ -200,6 +253,8 @@ def export_command(
     chosen = cast(ExportFormat, file_format)
     report = load_checked_report(report_path)
     export = export_stage(report, stage, level=cast(ExportLevel | None, level))
+    if ids == "original":
+        export = _with_original_ids(export, report, report_path, corpus_path, id_map_path)
     run = run_path or _default_path(report_path, stage, "run", chosen)
     qrels = qrels_path or _default_path(report_path, stage, "qrels", chosen)
     _check_targets(report_path, report, run, qrels, corpus_path, force=force)

@@ -80,7 +80,8 @@ def _reports(paths: tuple[Path, ...]) -> list[tuple[str, EvalReport]]:
               help="The corpus [default: the one the first report recorded].")  # fmt: skip
 @click.option("--out", "out_path", type=_FILE, required=True, help="The pool's JSON.")
 @click.option("--cache", "cache_path", type=_FILE, default=None,
-              help="The judge's cache [default: OUT with .judge-cache.jsonl].")  # fmt: skip
+              help="The judge's cache [default: the judge's own, shared by every "
+                   "command: see 'grk doctor'].")  # fmt: skip
 @force_option
 @describe_option("report")
 def pool_command(**options: Any) -> None:
@@ -96,7 +97,7 @@ def pool_command(**options: Any) -> None:
     settings = JudgeSettings.pop(options)
     paths: tuple[Path, ...] = options["report_paths"]
     out: Path = options["out_path"]
-    cache = options["cache_path"] or out.with_name(out.stem + ".judge-cache.jsonl")
+    cache = options["cache_path"] or settings.default_cache()
     guard(
         [("--out", out, "pool report"), ("--cache", cache, "judge cache")],
         [*(("REPORT", p) for p in paths), ("--corpus", options["corpus_path"])],
@@ -105,7 +106,7 @@ def pool_command(**options: Any) -> None:
     )
     bands = _bands(options["bands"])
     reports = _reports(paths)
-    corpus = report_corpus(reports[0][1], options["corpus_path"])
+    corpus = report_corpus(reports[0][1], options["corpus_path"], paths[0])
     judge = settings.judge(cache)
     sources = {label: str(path) for (label, _), path in zip(reports, paths, strict=True)}
     try:

@@ -54,7 +54,9 @@ def report_command(
     report = load_checked_report(report_path)
     if corpus_path is not None and not corpus_path.exists():
         raise InputError(f"{corpus_path}: corpus not found")
-    page = render_html_report(report, corpus=corpus_path, base_dir=report_path.parent)
+    page = render_html_report(
+        report, corpus=corpus_path, base_dir=report_path.parent, source=report_path
+    )
     with output_set([target]) as outputs:
         outputs.write_text(target, page)
     elapsed = time.perf_counter() - started

@@ -128,7 +128,7 @@ def _trusted_config(
     parts = code_parts(recorded.run.config)
     if parts:
         click.echo(
-            f"warning: --trust-report: the report's code will run: {', '.join(parts)}", err=True
+            f"running code named by the report: {', '.join(parts)} (--trust-report)", err=True
         )
     return config
 

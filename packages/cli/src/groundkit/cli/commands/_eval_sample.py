@@ -178,7 +178,7 @@ def sample_command(
         raise InputError(f"{report_path}: the report has no hits to sample")
     stages = _stages(report, draw.stage_names, report_path)
     if draw.hits:
-        corpus = report_corpus(report, corpus_path)
+        corpus = report_corpus(report, corpus_path, report_path)
         # The hits' passages are sliced from it: every span must lie inside its document.
         check_report_corpus(report, corpus, source=report_path)
         candidates = _hits(report, stages, draw.k, dict(corpus.items()))

@@ -72,7 +72,7 @@ def load_checked_report(path: Path) -> EvalReport:
     """
     try:
         data = json.loads(read_regular_bytes(path).decode("utf-8"))  # never waits on a pipe
-    except (JudgmentError, UnicodeDecodeError, json.JSONDecodeError):
+    except (JudgmentError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         data = None  # load_report gives the precise one-line reason below
     if isinstance(data, dict) and isinstance(data.get("stages"), list):
         names = [s.get("name") for s in data["stages"] if isinstance(s, dict)]

@@ -2,14 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from groundkit.cli.console._cost_view import cost_basis_sentence, cost_cell, cost_columns
 from groundkit.cli.html._plots import StageStyle
 from groundkit.cli.html._template import esc, stage_label
 from groundkit.judgments import EvalReport
+from groundkit.judgments.report import StageCost
 
-__all__ = ["cost_section"]
+__all__ = ["PHASE_COLUMNS", "cost_section"]
+
+PHASE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("tokenize_seconds", "tokenize"),
+    ("encode_seconds", "encode"),
+    ("vector_search_seconds", "vector search"),
+)
+"""Phases a stage timed inside its index and search (dense stages): the page only, the
+console's table keeps to 80 columns."""
+_PHASES_SENTENCE = (
+    "tokenize, encode, vector search: a model stage's own phases, inside its index and search "
+    "times (tokenizing on a worker thread may overlap encoding)"
+)
+
+
+def _with_phases(
+    columns: list[tuple[str, str]], costs: Sequence[StageCost]
+) -> list[tuple[str, str]]:
+    """The console's columns with the phase columns some stage measured, after ``index``."""
+    phases = [c for c in PHASE_COLUMNS if any(cost.figure(c[0]) is not None for cost in costs)]
+    if not phases:
+        return columns
+    names = [name for name, _ in columns]
+    at = names.index("index_seconds") + 1 if "index_seconds" in names else len(columns)
+    return columns[:at] + phases + columns[at:]
 
 
 def cost_section(report: EvalReport, styles: Mapping[str, StageStyle]) -> str:
@@ -26,7 +51,11 @@ def cost_section(report: EvalReport, styles: Mapping[str, StageStyle]) -> str:
             + '<p class="muted">This report records no cost (written before 1.3).</p>'
             + ("</section>")
         )
-    columns = cost_columns([s.cost for s in costed if s.cost is not None])
+    costs = [s.cost for s in costed if s.cost is not None]
+    columns = _with_phases(cost_columns(costs), costs)
+    caption = cost_basis_sentence(costed)
+    if len(columns) > len(cost_columns(costs)):
+        caption += "; " + _PHASES_SENTENCE
     header = "".join(f'<th scope="col">{esc(title)}</th>' for _, title in columns)
     rows: list[str] = []
     for stage in costed:
@@ -42,7 +71,7 @@ def cost_section(report: EvalReport, styles: Mapping[str, StageStyle]) -> str:
         rows.append(f'<tr><th scope="row">{label}</th>{cells}</tr>')
     return (
         head + '<div class="table-scroll"><table class="compact">'
-        f"<caption>{esc(cost_basis_sentence(costed))}.</caption>"
+        f"<caption>{esc(caption)}.</caption>"
         f'<thead><tr><th scope="col">stage</th>{header}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div></section>"
     )

@@ -20,6 +20,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -166,12 +167,18 @@ def _gold_items(report: EvalReport) -> dict[str, tuple[GoldItem, ...]]:
     return gold
 
 
+class _DocumentSpan(NamedTuple):
+    """A hit as its whole document, at document level."""
+
+    doc: str
+    start: int = 0
+    end: int = 1
+
+
 def _hit_table(report: EvalReport, stage: StageReport) -> HitTable:
     if _document_level(report):
-        whole = {
-            r.query_id: [ReportHit(doc=h.doc, start=0, end=1, score=h.score) for h in r.hits]
-            for r in stage.queries
-        }
+        # Whole-document spans: plain tuples (HitTable reads doc, start and end only).
+        whole = {r.query_id: [_DocumentSpan(h.doc) for h in r.hits] for r in stage.queries}
         return HitTable.from_hits(whole)
     return HitTable.from_hits({r.query_id: r.hits for r in stage.queries})
 

@@ -6,13 +6,17 @@ transport faults there, concurrency bounded by the judge, ``--timeout`` a deadli
 call as a whole and ``--judge-deadline`` one for the whole run. A timeout, an HTTP error, a
 broken or oversized reply, or one that is not a chat completion fails that call only (it is
 listed); an endpoint nothing answers at stops the run with exit 2, since no judgment could be
-made. ``--judge recorded:FILE`` replays recorded answers; ``--judge python:MODULE:FUNCTION``
-calls ``FUNCTION(query, passage)``.
+made. ``--judge recorded:FILE`` replays recorded answers; ``--judge python:MODULE:FUNCTION`` (or
+``python:FILE.py:FUNCTION``, found as a ``callable`` stage's target is, the current folder
+included) calls ``FUNCTION(query, passage)`` in a thread of its own with ``--timeout`` as each
+call's deadline: a call that runs past it fails (it is listed) and is abandoned.
 """
 
 from __future__ import annotations
 
-import importlib
+import hashlib
+import inspect
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +26,7 @@ import click
 
 from groundkit.cli._errors import InputError
 from groundkit.cli._types import FiniteFloatRange
+from groundkit.cli.judges._cache_dir import judge_cache_dir
 from groundkit.cli.judges._http import (
     ChatClient,
     EndpointUnreachableError,
@@ -81,11 +86,13 @@ def build_judge_client(
     """The client named by ``--judge``.
 
     Args:
-        spec: ``--judge``: ``http``, ``recorded:FILE`` or ``python:MODULE:FUNCTION``.
+        spec: ``--judge``: ``http``, ``recorded:FILE``, ``python:MODULE:FUNCTION`` or
+            ``python:FILE.py:FUNCTION``.
         model: ``--model`` (``http`` only).
         base_url: ``--base-url`` (``http`` only).
         api_key_env: ``--api-key-env``.
-        timeout: ``--timeout``: seconds for each call, connect to last byte.
+        timeout: ``--timeout``: seconds for each call (``http``: connect to last byte; a
+            Python function: its call).
         retries: ``--retries``.
         deadline: ``--judge-deadline``: seconds for all the calls of the run (default: none).
         concurrency: ``--concurrency``: the connections kept open for reuse.
@@ -118,21 +125,34 @@ def build_judge_client(
         return recorded, f"recorded:{path.name}", None
     if spec.startswith("python:"):
         target = spec.removeprefix("python:")
-        return callable_judge(_import(target)), f"python:{target}", None
-    raise InputError(f"--judge {spec!r}: give http, recorded:FILE or python:MODULE:FUNCTION")
+        return callable_judge(_import(target), timeout=timeout), f"python:{target}", None
+    raise InputError(
+        f"--judge {spec!r}: give http, recorded:FILE, python:MODULE:FUNCTION or "
+        "python:FILE.py:FUNCTION"
+    )
 
 
 def _import(target: str) -> Callable[[str, str], object]:
-    module_name, _, name = target.partition(":")
-    if not module_name or not name:
-        raise InputError(f"--judge python:{target}: give python:MODULE:FUNCTION")
+    """The judge function of ``--judge python:TARGET``, loaded as a ``callable`` stage's is.
+
+    Raises:
+        InputError: The target is malformed, does not import, or names no function.
+    """
+    # The harness's loader (a light module): one rule for every Python target of groundkit.
+    from groundkit.harness.retrievers._external import TargetError, import_target
+
+    shown = f"--judge python:{target}"
+    where, _, name = target.rpartition(":")
+    if not where or not name:
+        raise InputError(f"{shown}: give python:MODULE:FUNCTION or python:FILE.py:FUNCTION")
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise InputError(f"--judge python:{target}: cannot import {module_name}: {error}") from None
-    function = getattr(module, name, None)
+        function = import_target(target)
+    except TargetError as error:
+        if error.problem == "import failed":
+            raise InputError(f"{shown}: cannot import {error.where}: {error.reason}") from error
+        raise InputError(f"{shown}: {error.message}") from error
     if not callable(function):
-        raise InputError(f"--judge python:{target}: {module_name} has no function {name!r}")
+        raise InputError(f"{shown}: {where} has no function {name!r}")
     return function  # type: ignore[no-any-return]
 
 
@@ -143,7 +163,8 @@ def judge_options(function: Callable[..., Any]) -> Callable[..., Any]:
             "--judge",
             "judge_spec",
             required=True,
-            help="http (with --model/--base-url), recorded:FILE or python:MODULE:FUNCTION.",
+            help="http (with --model/--base-url), recorded:FILE, or python:MODULE:FUNCTION "
+            "or python:FILE.py:FUNCTION (a function of the current folder).",
         ),
         click.option("--model", default=None, help="Model name (--judge http)."),
         click.option(
@@ -155,7 +176,8 @@ def judge_options(function: Callable[..., Any]) -> Callable[..., Any]:
             default=60.0,
             show_default=True,
             type=FiniteFloatRange(min=0.001),
-            help="Seconds per call, from connecting to the reply's last byte.",
+            help="Seconds per call: from connecting to the reply's last byte (http), or for "
+            "the function to return (python:).",
         ),
         click.option(
             "--judge-deadline",
@@ -234,6 +256,52 @@ class JudgeSettings:
     def judge(self, cache: Path) -> RelevanceJudge:
         """The judge these settings name, cached in ``cache`` (see :func:`build_judge`)."""
         return build_judge(self, cache)[0]
+
+    def default_cache(self) -> Path:
+        """The judge's own cache, shared by every command that asks this judge.
+
+        One file per judge in :func:`judge_cache_dir`: ``http`` by model name, a recorded
+        judge by its file's content, a Python judge by its target and its function's source
+        (a changed function starts a new cache, so no answer of the old code is replayed).
+        The entries are keyed by model, prompt version, query and passage, as in any cache.
+
+        Raises:
+            InputError: The folder cannot be created.
+        """
+        spec = self.spec
+        if spec == "http":
+            name, salt = f"http:{self.model or ''}", ""
+        elif spec.startswith("recorded:"):
+            name, salt = spec, _content_digest(Path(spec.removeprefix("recorded:")))
+        else:
+            name, salt = spec, _source_digest(spec.removeprefix("python:"))
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-")[:60] or "judge"
+        digest = hashlib.sha256(f"{name}\0{salt}".encode()).hexdigest()[:12]
+        folder = judge_cache_dir()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise InputError(
+                f"cannot create the judges' cache folder {folder}: {error.strerror or error} "
+                "(give --cache FILE, or set GROUNDKIT_JUDGE_CACHE_DIR)"
+            ) from None
+        return folder / f"{slug}-{digest}.jsonl"
+
+
+def _content_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""  # reading it fails later with its own message
+
+
+def _source_digest(target: str) -> str:
+    """The judge function's source, hashed ("" when it cannot be read: the target alone)."""
+    try:
+        function = _import(target)
+        return hashlib.sha256(inspect.getsource(function).encode()).hexdigest()
+    except (InputError, OSError, TypeError):
+        return ""
 
 
 def choose_client(settings: JudgeSettings) -> JudgeChoice:

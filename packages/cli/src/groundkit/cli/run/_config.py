@@ -44,6 +44,7 @@ class RunFlags:
     corpus: Path | None = None
     judgments: Path | None = None
     chunker: str | None = None
+    tokenizer: str | None = None
     stages: Sequence[str] = ()
     retrievers: Sequence[str] = ()
     hybrids: Sequence[str] = ()
@@ -100,6 +101,7 @@ def _top_level_flags(flags: RunFlags) -> dict[str, tuple[str, Any]]:
         ("embedding_cache_dir", "--embedding-cache", flags.embedding_cache),
         ("executor", "--executor", flags.executor),
         ("chunker", "--chunker", flags.chunker),
+        ("tokenizer", "--tokenizer", flags.tokenizer),
     ):
         if value is not None:
             given[key] = (f"{flag} {value}", str(value) if isinstance(value, Path) else value)

@@ -15,10 +15,12 @@ import re
 import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import BaseModel
+
+if TYPE_CHECKING:  # pydantic loads when a contract is described, not for --help
+    from pydantic import BaseModel
 
 __all__ = ["CONTRACTS", "InputContract", "describe_option", "describe_text", "field_rows"]
 
@@ -84,6 +86,8 @@ def model_schema(model: type[BaseModel]) -> Schema:
     pydantic copies only the class's own docstring; a subclass (``RunConfig`` of
     ``EvalSettings``) documents only the fields it adds.
     """
+    from pydantic import BaseModel
+
     schema = model.model_json_schema()
     inherited = [
         inspect.getdoc(base) or ""

@@ -80,9 +80,10 @@ input_options: Decorator = option_group(
 
 @dataclass(frozen=True)
 class StageOptions:
-    """The stages the flags add and their default chunker."""
+    """The stages the flags add, their default chunker and the run's tokenizer."""
 
     chunker: str | None
+    tokenizer: str | None
     stages: tuple[str, ...]
     retrievers: tuple[str, ...]
     hybrids: tuple[str, ...]
@@ -99,7 +100,15 @@ stage_options: Decorator = option_group(
         "--chunker",
         metavar="SPEC",
         help="Default chunker: document, paragraphs[:MAX_CHARS], sentences[:N[:MAX_CHARS]], "
-        f"chars:SIZE[:OVERLAP], tokens:SIZE[:OVERLAP]  [default: {DEFAULT_CHUNKERS}].",
+        "chars:SIZE[:OVERLAP], tokens:SIZE[:OVERLAP]; a limit written Nt counts tokens "
+        f"(paragraphs:256t)  [default: {DEFAULT_CHUNKERS}].",
+    ),
+    click.option(
+        "--tokenizer",
+        metavar="NAME",
+        help="Whose tokens tokens:SIZE and the Nt limits count: words, cl100k_base, o200k_base "
+        "(tiktoken), a folder holding tokenizer.json, or model (the dense model's); all but "
+        "words need the tokens extra  [default: words].",
     ),
     click.option(
         "--stage",
@@ -363,6 +372,7 @@ def run_flags(
         corpus=inputs.corpus,
         judgments=inputs.judgments,
         chunker=stages.chunker,
+        tokenizer=stages.tokenizer,
         stages=stages.stages,
         retrievers=stages.retrievers,
         hybrids=stages.hybrids,

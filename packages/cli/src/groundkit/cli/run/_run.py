@@ -34,7 +34,7 @@ from groundkit.harness.analysis import detection_limits
 from groundkit.harness.run import items_text
 from groundkit.harness.run._record import collector_relaxed
 from groundkit.judgments import EvalReport
-from groundkit.judgments.report import NoteCode, checked_report_json
+from groundkit.judgments.report import NoteCode, anchor_inputs, checked_report_json
 
 __all__ = [
     "DEFAULT_REPORT",
@@ -258,6 +258,9 @@ def write_run_outputs(
     """
     # The report's models stay alive while it is rendered: automatic collections would walk
     # them again and again without freeing anything (as during the run, see the harness).
+    # The inputs' paths from the report's folder, so the report finds them from any folder
+    # (a validated RunInfo replaces the run's: nothing unvalidated enters the report).
+    report = anchor_inputs(report, report_path)
     with collector_relaxed():
         report_text = checked_report_json(report, revalidate=not built)
         items = None if items_path is None else items_text(report)

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from groundkit.harness._errors import StageFailed
+from groundkit.harness.analysis._evidence import StageChunks
 from groundkit.harness.analysis._stats import (
     ablation_family,
     aggregate,
@@ -33,6 +34,7 @@ from groundkit.harness.retrievers._registry import RetrieverSettings
 from groundkit.harness.run._config import EvalSettings, StageConfig
 from groundkit.harness.run._context import RunContext, StageOutcome
 from groundkit.harness.run._ranking import RankedRun
+from groundkit.harness.run._scoring import measured_columns
 from groundkit.harness.run._stage_run import run_stage
 from groundkit.judgments import StageReport
 from groundkit.judgments.report import AblationRow, NoteCode, ReportNote, StageComparison
@@ -49,12 +51,13 @@ class AblationScores:
     Attributes:
         values: Each scored stage's ``(queries, metrics)`` values.
         metrics: The metric names of the columns.
-        score: Scores a ranked run the way every stage is scored.
+        score: Scores a ranked run (with its stage's chunk list, if any) the way every stage
+            is scored.
     """
 
     values: Mapping[str, FloatArray]
     metrics: Sequence[str]
-    score: Callable[[RankedRun], tuple[RankedRun, FloatArray]]
+    score: Callable[[RankedRun, StageChunks | None], tuple[RankedRun, FloatArray]]
 
 
 @dataclass(frozen=True)
@@ -123,8 +126,8 @@ def ablation_plan(settings: EvalSettings) -> tuple[list[Component], list[ReportN
 
 def _replay(
     ctx: RunContext, component: Component, outcomes: Mapping[str, StageOutcome]
-) -> RankedRun | None:
-    """The component's run, computed as a stage of its kind over the earlier stages' lists."""
+) -> StageOutcome | None:
+    """The component's outcome, computed as a stage of its kind over the earlier stages'."""
     assert component.replay is not None
     # Not validated as a user's stage: the label is no stage name and the settings came
     # from a validated stage.
@@ -134,7 +137,7 @@ def _replay(
         run_stage(ctx, outcome, outcomes)
     except StageFailed:
         return None
-    return outcome.run
+    return outcome if outcome.run is not None else None
 
 
 def _skipped_note(skipped: Sequence[Component]) -> ReportNote:
@@ -174,9 +177,9 @@ def run_ablation(
         if component.whole not in values:
             continue  # the whole stage failed: the stage table says so
         if component.replay is not None and component.label not in values:
-            run = _replay(ctx, component, outcomes)
-            if run is not None:
-                values[component.label] = scores.score(run)[1]
+            replayed = _replay(ctx, component, outcomes)
+            if replayed is not None and replayed.run is not None:
+                values[component.label] = scores.score(replayed.run, replayed.chunks)[1]
         (kept if component.label in values else skipped).append(component)
     if skipped:
         notes.append(_skipped_note(skipped))
@@ -228,6 +231,8 @@ def _row(
         )
     matrix = values[component.label]
     index = [list(metrics).index(m) for m in headline]
+    measured, names = measured_columns(matrix, metrics)  # leaves out what was not measurable
+    assert measured is not None
     replay = component.replay
     assert replay is not None
     return AblationRow(
@@ -239,8 +244,8 @@ def _row(
         k=getattr(replay, "k", None),
         aggregates=aggregate(matrix[:, index], headline, ctx.settings.bootstrap),
         scores={
-            qid: dict(zip(metrics, row, strict=True))
-            for qid, row in zip(ctx.query_ids, matrix.tolist(), strict=True)
+            qid: dict(zip(names, row, strict=True))
+            for qid, row in zip(ctx.query_ids, measured.tolist(), strict=True)
         },
         comparisons=comparisons,
     )

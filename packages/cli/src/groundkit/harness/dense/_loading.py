@@ -21,9 +21,12 @@ from groundkit.harness.retrievers._protocol import LOAD_MODEL_PHASE
 __all__ = [
     "DENSE_INSTALL_HINT",
     "LOAD_MODEL_PHASE",
+    "apply_precision",
+    "cache_model_id",
     "dense_available",
     "load_sentence_transformer",
     "resolve_device",
+    "resolve_precision",
 ]
 
 DENSE_INSTALL_HINT = (
@@ -62,6 +65,51 @@ def resolve_device(requested: str) -> str:
     return "cpu"
 
 
+def resolve_precision(requested: str, device: str, *, stage: str) -> str:
+    """The floating-point format a model runs in on ``device`` (already resolved).
+
+    ``auto`` is ``fp16`` on CUDA (tensor cores; ten mantissa bits against bfloat16's seven,
+    so its embeddings stay nearer the fp32 ones, and sentence-embedding models keep their
+    activations far below fp16's range) and ``fp32`` anywhere else: the CPU (where fp16
+    kernels are slow or missing), Apple MPS and the rest. ``bf16`` runs on the CPU too (torch
+    has bfloat16 CPU kernels; fast where the processor has AVX-512 BF16 or AMX).
+
+    Raises:
+        HarnessError: ``fp16`` asked for on the CPU.
+    """
+    kind = device.split(":", 1)[0]
+    if requested == "auto":
+        return "fp16" if kind == "cuda" else "fp32"
+    if requested == "fp16" and kind == "cpu":
+        raise HarnessError(
+            f"precision 'fp16' needs a CUDA device; stage {stage!r} runs on {device} "
+            "(use precision = 'bf16' or 'fp32' on the CPU)"
+        )
+    return requested
+
+
+def cache_model_id(model: str, precision: str) -> str:
+    """The embedding-cache key of a model run in ``precision`` (fp32: the model id alone).
+
+    fp16 and bf16 embeddings differ from fp32 ones in their last bits: each precision has its
+    own cache folder, and fp32 keeps the folder of earlier versions.
+    """
+    return model if precision == "fp32" else f"{model}@{precision}"
+
+
+def apply_precision(model: Any, precision: str) -> Any:
+    """``model`` (a torch module, or an object holding one as ``.model``) cast to ``precision``."""
+    if precision == "fp32":
+        return model
+    import torch
+
+    dtype = torch.float16 if precision == "fp16" else torch.bfloat16
+    module = model if isinstance(model, torch.nn.Module) else getattr(model, "model", None)
+    if isinstance(module, torch.nn.Module):
+        module.to(dtype)
+    return model
+
+
 @contextlib.contextmanager
 def _offline() -> Iterator[None]:
     keys = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS")
@@ -87,10 +135,13 @@ def _packaged_model_path() -> Path | None:
     return path if path.is_dir() else None
 
 
-def load_sentence_transformer(model: str, *, stage: str, device: str = "cpu") -> Any:
+def load_sentence_transformer(
+    model: str, *, stage: str, device: str = "cpu", precision: str = "fp32"
+) -> Any:
     """Load a sentence-transformers model by name or folder onto a torch device.
 
-    The model is kept for reuse by later stages and runs in the same process.
+    The model is kept for reuse by later stages and runs in the same process. ``precision``
+    (``fp32``, ``fp16``, ``bf16``; already resolved) casts its weights once loaded.
 
     Raises:
         HarnessError: sentence-transformers is missing (with the install hint) or the model
@@ -102,16 +153,16 @@ def load_sentence_transformer(model: str, *, stage: str, device: str = "cpu") ->
         raise HarnessError(
             f"stage {stage!r}: dense retrieval needs sentence-transformers: {DENSE_INSTALL_HINT}"
         ) from None
-    cached = _LOADED.get((model, device))
+    cached = _LOADED.get((model, device, precision))
     if cached is not None:
         return cached
-    loaded = _load(SentenceTransformer, model, stage, device)
     _LOADED.clear()  # keep one model in memory at most
-    _LOADED[(model, device)] = loaded
+    loaded = apply_precision(_load(SentenceTransformer, model, stage, device), precision)
+    _LOADED[(model, device, precision)] = loaded
     return loaded
 
 
-_LOADED: dict[tuple[str, str], Any] = {}
+_LOADED: dict[tuple[str, str, str], Any] = {}
 
 
 def _quiet_transformers() -> None:

@@ -8,30 +8,38 @@ Embedding: the texts not in the embedding cache (:mod:`groundkit.harness.dense._
 sorted by length once, longest first, as sentence-transformers sorts them itself, and encoded
 in groups of ``batch_size * 8``; each group is appended to the cache as one shard as soon as it
 is encoded, so an interrupted run keeps every finished group. The model runs on ``device``
-(``auto``: CUDA, else Apple MPS, else the CPU), locally or on Ray actors (``executor``).
+(``auto``: CUDA, else Apple MPS, else the CPU) in ``precision``, locally or on Ray actors
+(``executor``); locally, tokenization and the forward passes are timed apart
+(:mod:`groundkit.harness.dense._encode`) and may overlap. The exact search runs in numpy or,
+with ``search_device``, in torch on a device (:mod:`groundkit.harness.dense._search`).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from groundkit.harness.dense._cache import EmbeddingCache
+from groundkit.harness.dense._encode import BatchEncoder
 from groundkit.harness.dense._loading import (
     LOAD_MODEL_PHASE,
+    cache_model_id,
     load_sentence_transformer,
     resolve_device,
+    resolve_precision,
 )
 from groundkit.harness.retrievers._builtin import DenseRetriever
 from groundkit.harness.run._ranking import top_k
 
 if TYPE_CHECKING:
     from groundkit.harness.dense._index import FaissIndex
+    from groundkit.harness.dense._search import TorchSearch
 
 __all__ = ["DenseIndex", "default_cache_dir", "encode_groups", "length_groups"]
 
@@ -64,15 +72,18 @@ def encode_groups(
     model: Any, texts: Sequence[str], groups: Sequence[npt.NDArray[np.int64]], batch_size: int
 ) -> Groups:
     """Each group's positions with their raw float32 embeddings, one encoder call per group."""
-    for group in groups:
-        encoded = model.encode(
-            [texts[i] for i in group.tolist()],
-            batch_size=batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=False,
-            show_progress_bar=False,
-        )
-        yield group, np.asarray(encoded, dtype=np.float32).reshape(len(group), -1)
+    yield from BatchEncoder(model, batch_size).encode_groups(texts, groups)
+
+
+def overlap_wanted(setting: Literal["auto"] | bool, device: str) -> bool:
+    """Whether tokenization overlaps encoding: ``auto`` on CUDA only.
+
+    On the CPU the tokenizer's thread takes cores from the model's matrix products: measured
+    no faster on a 2-core machine, so ``auto`` keeps it off there.
+    """
+    if setting == "auto":
+        return device.split(":", 1)[0] == "cuda"
+    return bool(setting)
 
 
 class DenseIndex:
@@ -93,6 +104,9 @@ class DenseIndex:
         embedded: Number of chunk texts embedded by this index (0 when all were cached).
         encoder_max_tokens: The model's maximum input length in tokens.
         device: The torch device the model runs on (``auto`` resolved).
+        precision: The floating-point format the model runs in (``auto`` resolved).
+        search_device: Where the exact search runs: ``numpy`` or a torch device (``faiss``
+            for a FAISS index).
     """
 
     def __init__(
@@ -107,22 +121,40 @@ class DenseIndex:
         executor: str = "local",
         ray_address: str | None = None,
     ) -> None:
+        from groundkit.harness.dense._search import resolve_search_device
+
         self.config = config
         self.device = resolve_device(config.device)
+        self.precision = resolve_precision(config.precision, self.device, stage=stage)
+        self.search_device = (
+            resolve_search_device(config.search_device, self.device, stage=stage)
+            if config.index == "exact"
+            else "faiss"
+        )
         if model is None:
             if progress is not None:
                 progress(LOAD_MODEL_PHASE, 0, 1)
-            model = load_sentence_transformer(config.model, stage=stage, device=self.device)
+            model = load_sentence_transformer(
+                config.model, stage=stage, device=self.device, precision=self.precision
+            )
         if progress is not None:
             progress(LOAD_MODEL_PHASE, 1, 1)
         self.model = model
+        self.encoder = BatchEncoder(
+            model,
+            config.batch_size,
+            overlap=overlap_wanted(config.overlap_tokenization, self.device),
+        )
+        self.search_seconds = 0.0
         max_len = getattr(self.model, "max_seq_length", None)
         self.encoder_max_tokens: int | None = int(max_len) if max_len else None
         self._stage = stage
         self._executor = executor
         self._ray_address = ray_address
         prefixed = [config.document_prefix + text for text in texts]
-        cache = EmbeddingCache(cache_dir or default_cache_dir(), config.model)
+        cache = EmbeddingCache(
+            cache_dir or default_cache_dir(), cache_model_id(config.model, self.precision)
+        )
         rows, digests = cache.lookup(prefixed)
         missing = [i for i, row in enumerate(rows) if row is None]
         self.embedded = len(missing)
@@ -136,10 +168,15 @@ class DenseIndex:
             matrix = np.zeros((len(texts), self._dimension()), dtype=np.float32)
         self.vectors = self._normalise(matrix)
         self.vector_index: FaissIndex | None = None
+        self.torch_search: TorchSearch | None = None
         if config.index != "exact":
             from groundkit.harness.dense._index import FaissIndex
 
             self.vector_index = FaissIndex(self.vectors, config, stage)
+        elif self.search_device != "numpy":
+            from groundkit.harness.dense._search import TorchSearch
+
+            self.torch_search = TorchSearch(self.vectors, self.search_device)
 
     def _dimension(self) -> int:
         # sentence-transformers renamed the method; use whichever this version has.
@@ -171,9 +208,11 @@ class DenseIndex:
         if self._executor == "ray":
             from groundkit.harness.dense._ray import RayGroups
 
-            encoded = ray = RayGroups(todo, groups, self.config, self._ray_address, self._stage)
+            encoded = ray = RayGroups(
+                todo, groups, self.config, self._ray_address, self._stage, self.precision
+            )
         else:
-            encoded = encode_groups(self.model, todo, groups, self.config.batch_size)
+            encoded = self.encoder.encode_groups(todo, groups)
         matrix: FloatMatrix | None = None
         done = 0
         rows = np.asarray(missing, dtype=np.int64)
@@ -199,7 +238,7 @@ class DenseIndex:
         """Query embeddings, in the given order (groups as before: query results unchanged)."""
         step = max(self.config.batch_size * _GROUP_BATCHES, 1)
         groups = [np.arange(s, min(s + step, len(texts))) for s in range(0, len(texts), step)]
-        parts = [v for _, v in encode_groups(self.model, texts, groups, self.config.batch_size)]
+        parts = [v for _, v in self.encoder.encode_groups(texts, groups)]
         return np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
 
     def search(
@@ -215,15 +254,35 @@ class DenseIndex:
         encoded = self._encode([self.config.query_prefix + q for q in queries])
         query_vectors = self._normalise(encoded)
         results: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = []
-        for start in range(0, len(queries), _QUERY_BLOCK):
-            block = query_vectors[start : start + _QUERY_BLOCK]
+        step = max(_QUERY_BLOCK, self.torch_search.rows if self.torch_search else 0)
+        for start in range(0, len(queries), step):
+            began = time.perf_counter()
+            block = query_vectors[start : start + step]
             if self.vector_index is not None:
                 results.extend(self.vector_index.search(block, k))
+            elif self.torch_search is not None:
+                results.extend(self.torch_search.search(block, k))
             else:
                 results.extend(self._exact(block, k))
+            self.search_seconds += time.perf_counter() - began
             if progress is not None:
-                progress("retrieve", min(start + _QUERY_BLOCK, len(queries)), len(queries))
+                progress("retrieve", min(start + step, len(queries)), len(queries))
         return results
+
+    def phase_seconds(self) -> dict[str, float | None]:
+        """Seconds tokenizing, encoding (chunks and queries) and searching the vectors.
+
+        Tokenizing and encoding are ``None`` when Ray actors embedded chunks (their time is
+        spent in other processes), tokenizing alone when the model's ``encode`` could not be
+        split (then its seconds are in the encoding).
+        """
+        remote = self._executor == "ray" and self.embedded > 0
+        tokenize = self.encoder.tokenize_seconds
+        return {
+            "tokenize_seconds": None if remote or tokenize is None else tokenize,
+            "encode_seconds": None if remote else self.encoder.encode_seconds,
+            "vector_search_seconds": self.search_seconds,
+        }
 
     def _exact(
         self, block: FloatMatrix, k: int

@@ -54,9 +54,18 @@ class GroupEncoder:
         device: The requested device (``auto`` is resolved on the actor's machine).
         batch_size: Texts per encoder batch.
         threads: The driver's CPU thread count for the model (``None``: Ray's default).
+        precision: The floating-point format the driver resolved (``fp32``, ``fp16``,
+            ``bf16``): every actor's vectors go to the driver's cache for that precision.
     """
 
-    def __init__(self, model: str, device: str, batch_size: int, threads: int | None) -> None:
+    def __init__(
+        self,
+        model: str,
+        device: str,
+        batch_size: int,
+        threads: int | None,
+        precision: str = "fp32",
+    ) -> None:
         from groundkit.harness.dense._loading import load_sentence_transformer, resolve_device
 
         self.device = resolve_device(device)
@@ -67,7 +76,13 @@ class GroupEncoder:
             import torch
 
             torch.set_num_threads(threads)
-        self.model = load_sentence_transformer(model, stage="ray actor", device=self.device)
+        if precision == "fp16" and self.device == "cpu":
+            from groundkit.harness._errors import HarnessError
+
+            raise HarnessError("precision 'fp16' needs a CUDA device; a Ray actor runs on cpu")
+        self.model = load_sentence_transformer(
+            model, stage="ray actor", device=self.device, precision=precision
+        )
         self.batch_size = batch_size
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
@@ -112,6 +127,7 @@ class RayGroups:
         config: The dense settings (model, device, batch size).
         address: The Ray cluster (``None``: ``RAY_ADDRESS``, or a local instance).
         stage: Stage name, for messages.
+        precision: The floating-point format of the actors' models (resolved by the driver).
 
     Attributes:
         devices: The devices the actors ran on (known once iterated).
@@ -124,8 +140,10 @@ class RayGroups:
         config: DenseRetriever,
         address: str | None,
         stage: str,
+        precision: str = "fp32",
     ) -> None:
         self._ray = require_ray(stage)
+        self._precision = precision
         self._texts = texts
         self._groups = groups
         self._config = config
@@ -156,6 +174,7 @@ class RayGroups:
                 "device": self._config.device,
                 "batch_size": self._config.batch_size,
                 "threads": threads,
+                "precision": self._precision,
             },
             batch_size=1,
             batch_format="numpy",

@@ -24,6 +24,8 @@ from groundkit.harness.dense._loading import (
     _offline,
     _packaged_model_path,
     _quiet_transformers,
+    apply_precision,
+    cache_model_id,
     load_sentence_transformer,
 )
 from groundkit.harness.dense._model import default_cache_dir
@@ -168,12 +170,13 @@ def make_scorer(
     stage: str,
     cache_dir: Path | None = None,
     device: str = "cpu",
+    precision: str = "fp32",
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Scorer:
     """The scorer a rerank stage's settings name (``cache_dir``: the run's embedding cache).
 
-    A model is loaded onto ``device`` (already resolved: not ``auto``), shown as the
-    ``load model`` phase of ``progress``.
+    A model is loaded onto ``device`` in ``precision`` (both already resolved: not
+    ``auto``), shown as the ``load model`` phase of ``progress``.
 
     Raises:
         HarnessError: The model cannot be loaded, or the target does not import or is not a
@@ -183,11 +186,17 @@ def make_scorer(
         if progress is not None:
             progress(LOAD_MODEL_PHASE, 0, 1)
         if settings.scorer == "bi-encoder":
-            model = load_sentence_transformer(settings.model, stage=stage, device=device)
-            cache = EmbeddingCache(cache_dir or default_cache_dir(), settings.model)
+            model = load_sentence_transformer(
+                settings.model, stage=stage, device=device, precision=precision
+            )
+            cache = EmbeddingCache(
+                cache_dir or default_cache_dir(), cache_model_id(settings.model, precision)
+            )
             scorer = _bi_encoder(model, settings, cache)
         else:
-            loaded = _load_cross_encoder(settings.model, stage=stage, device=device)
+            loaded = apply_precision(
+                _load_cross_encoder(settings.model, stage=stage, device=device), precision
+            )
             scorer = _cross_encoder(loaded, settings.batch_size, stage)
         if progress is not None:
             progress(LOAD_MODEL_PHASE, 1, 1)

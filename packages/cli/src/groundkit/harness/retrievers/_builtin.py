@@ -43,6 +43,10 @@ __all__ = [
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEVICE_PATTERN = r"^(auto|cpu|mps|cuda(:[0-9]+)?|xpu(:[0-9]+)?)$"
 """Devices a model stage accepts (``auto`` picks CUDA, then MPS, then the CPU)."""
+SEARCH_DEVICE_PATTERN = r"^(auto|numpy|cpu|mps|cuda(:[0-9]+)?|xpu(:[0-9]+)?)$"
+"""Where a dense stage's exact search runs: ``numpy``, or a torch device."""
+Precision = Literal["auto", "fp32", "fp16", "bf16"]
+"""A model's floating-point format (``auto``: fp16 on CUDA, fp32 elsewhere)."""
 _STOPWORD_SETS = frozenset({"en", "lucene", "none"})
 _TARGET = re.compile(r"^(?P<where>.+):(?P<name>[A-Za-z_][A-Za-z0-9_]*)$")
 
@@ -116,6 +120,19 @@ class DenseRetriever(RetrieverSettings):
         device: The torch device of the model: ``auto`` (CUDA when present, else Apple
             MPS, else the CPU), or ``cpu``, ``cuda``, ``cuda:N``, ``mps``. The device used is
             recorded in the report (``device_used``).
+        precision: The model's floating-point format: ``auto`` (``fp16`` on CUDA, ``fp32``
+            on the CPU and MPS), ``fp32``, ``fp16`` (CUDA or MPS only) or ``bf16``. The
+            precision used is recorded (``precision_used``); each has its own embedding cache.
+        search_device: Where an ``exact`` index is searched: ``auto`` (the model's device,
+            but numpy when that is the CPU: earlier versions' results bit for bit), ``numpy``,
+            or a torch device (``cpu``, ``cuda``, ``cuda:N``, ``mps``): blocked matrix
+            products and top-k there, with numpy's tie rule; scores agree with numpy's within
+            1e-6 (another BLAS), so only chunks tied at float32 precision may swap. Recorded
+            as ``search_device_used``.
+        overlap_tokenization: Tokenize the next batch on a worker thread while the model
+            encodes the current one: ``auto`` (on with CUDA, off on the CPU, where two
+            threads compete for the same cores), ``true`` or ``false``. The vectors do not
+            change.
     """
 
     kind: Literal["dense"] = "dense"
@@ -129,9 +146,16 @@ class DenseRetriever(RetrieverSettings):
     nlist: WholeNumber | None = Field(default=None, gt=0, le=1_000_000)
     nprobe: WholeNumber | None = Field(default=None, gt=0, le=1_000_000)
     device: str = Field(default="auto", pattern=DEVICE_PATTERN)
+    precision: Precision = "auto"
+    search_device: str = Field(default="auto", pattern=SEARCH_DEVICE_PATTERN)
+    overlap_tokenization: Literal["auto"] | bool = "auto"
 
     @model_validator(mode="after")
     def _ivf_knobs(self) -> DenseRetriever:
+        if self.index != "exact" and self.search_device != "auto":
+            raise ValueError(
+                f"search_device applies to index = 'exact' only (index is {self.index!r})"
+            )
         if self.index != "faiss-ivf":
             knobs = [name for name in ("nlist", "nprobe") if getattr(self, name) is not None]
             if knobs:
@@ -383,6 +407,9 @@ class RerankRetriever(RetrieverSettings):
             ``"module:name"``, ``"file.py:name"`` or the function itself.
         batch_size: Pairs (or texts) per model batch.
         device: The torch device of the model (``auto``: CUDA, else MPS, else the CPU).
+        precision: The model's floating-point format: ``auto`` (``fp16`` on CUDA, ``fp32``
+            elsewhere), ``fp32``, ``fp16`` (not on the CPU) or ``bf16``. Recorded as
+            ``precision_used``.
     """
 
     kind: Literal["rerank"] = "rerank"
@@ -393,6 +420,7 @@ class RerankRetriever(RetrieverSettings):
     target: Any = None
     batch_size: WholeNumber = Field(default=32, gt=0)
     device: str = Field(default="auto", pattern=DEVICE_PATTERN)
+    precision: Precision = "auto"
 
     @field_validator("target", mode="before")
     @classmethod

@@ -14,13 +14,14 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness.retrievers._builtin import CommandRetriever
 from groundkit.harness.retrievers._predictions import read_predictions_jsonl
 
-__all__ = ["load_target", "run_command"]
+__all__ = ["TargetError", "import_target", "load_target", "run_command"]
 
 _TAIL_LINES = 5
 _TAIL_CHARS = 600
@@ -134,39 +135,96 @@ def run_command(
         )
 
 
-def load_target(target: str, *, stage: str) -> Any:
+class TargetError(HarnessError):
+    """A ``"module:name"`` or ``"file.py:name"`` target that cannot be loaded.
+
+    Its message names no stage: :func:`load_target` adds the stage, other callers (the CLI's
+    ``--judge python:``) a prefix of their own.
+
+    Attributes:
+        where: The module or file, as given.
+        problem: ``"format"``, ``"file not found"``, ``"import failed"`` or ``"no such name"``.
+        reason: For ``"import failed"``, the exception that stopped the import, as text.
+    """
+
+    where: str = ""
+    problem: str = ""
+    reason: str = ""
+
+
+def _target_error(message: str, where: str, problem: str, reason: str = "") -> TargetError:
+    error = TargetError(message)
+    error.where, error.problem, error.reason = where, problem, reason
+    return error
+
+
+def import_target(target: str) -> Any:
     """Import the object named ``"package.module:name"`` or ``"path/to/file.py:name"``.
 
-    A module is imported as usual (it must be installed or on ``PYTHONPATH``); a file is
-    imported under a private module name derived from its path.
+    The one rule of every Python target groundkit loads (a ``callable`` stage, a framework
+    adapter, a rerank scoring function, ``--judge python:``). A module is imported as usual
+    and, when it is not found so, from the current folder (``grk`` is a console script, whose
+    ``sys.path`` lacks it; the folder is added at the end, so nothing installed is shadowed). A
+    file (relative to the current folder) is imported under a private module name derived from
+    its path.
+
+    Raises:
+        TargetError: The module or file cannot be imported, or has no such name (the user's
+            exception is kept as the cause, for ``--debug``).
+    """
+    where, _, name = target.rpartition(":")
+    if not where or not name:
+        raise _target_error(f"{target!r} is not MODULE:NAME or FILE.py:NAME", target, "format")
+    try:
+        module = _import_file(where) if where.endswith(".py") else _import_module(where)
+    except TargetError:
+        raise
+    except (Exception, SystemExit) as error:  # importing runs the user's module
+        hint = " (is it installed, or on PYTHONPATH?)" if isinstance(error, ImportError) else ""
+        reason = f"{type(error).__name__}: {error}{hint}"
+        raise _target_error(
+            f"cannot import {where!r}: {reason}", where, "import failed", reason
+        ) from error
+    if not hasattr(module, name):
+        raise _target_error(f"{where!r} has no function {name!r}", where, "no such name")
+    return getattr(module, name)
+
+
+def _import_file(where: str) -> ModuleType:
+    file = Path(where)
+    if not file.is_file():
+        raise _target_error(f"target file not found: {where}", where, "file not found")
+    digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
+    module_name = f"_groundkit_callable_{digest}"
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    if spec is None or spec.loader is None:
+        raise _target_error(f"cannot import {where}", where, "import failed")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _import_module(where: str) -> ModuleType:
+    try:
+        return importlib.import_module(where)
+    except ModuleNotFoundError as error:
+        here = str(Path.cwd())
+        if error.name != where.partition(".")[0] or "" in sys.path or here in sys.path:
+            raise
+    sys.path.append(here)  # the user's module beside where grk runs, as ``python -m`` finds it
+    importlib.invalidate_caches()
+    return importlib.import_module(where)
+
+
+def load_target(target: str, *, stage: str) -> Any:
+    """:func:`import_target` for a stage: its errors name the stage.
 
     Raises:
         HarnessError: The module or file cannot be imported, or has no such name (the user's
             exception is kept as the cause, for ``--debug``).
     """
-    where, _, name = target.rpartition(":")
     try:
-        if where.endswith(".py"):
-            file = Path(where)
-            if not file.is_file():
-                raise HarnessError(f"stage {stage!r}: target file not found: {where}")
-            digest = hashlib.sha256(str(file.resolve()).encode()).hexdigest()[:12]
-            module_name = f"_groundkit_callable_{digest}"
-            spec = importlib.util.spec_from_file_location(module_name, file)
-            if spec is None or spec.loader is None:
-                raise HarnessError(f"stage {stage!r}: cannot import {where}")
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[module_name] = module
-            spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(where)
-    except HarnessError:
-        raise
-    except (Exception, SystemExit) as error:  # importing runs the user's module
-        hint = " (is it installed, or on PYTHONPATH?)" if isinstance(error, ImportError) else ""
-        raise HarnessError(
-            f"stage {stage!r}: cannot import {where!r}: {type(error).__name__}: {error}{hint}"
-        ) from error
-    if not hasattr(module, name):
-        raise HarnessError(f"stage {stage!r}: {where!r} has no function {name!r}")
-    return getattr(module, name)
+        return import_target(target)
+    except TargetError as error:
+        raise HarnessError(f"stage {stage!r}: {error.message}") from error.__cause__

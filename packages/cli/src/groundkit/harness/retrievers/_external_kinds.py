@@ -7,6 +7,7 @@ SIGTERM stop the run while it hangs.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -92,8 +93,9 @@ class _Deadlines:
     """A callable stage's deadlines: ``timeout`` for each call, ``stage_timeout`` for all.
 
     Every call runs on the stage's one worker thread (the factory's objects are used on the
-    thread that made them). ``stage_timeout`` counts the seconds spent in the stage's calls,
-    not the harness's own work between them.
+    thread that made them). ``stage_timeout`` counts the seconds spent in the stage's budgeted
+    calls (the factory, ``search``, ``passages``), not the harness's own work between them;
+    the evidence hooks the harness calls later, while scoring, have ``timeout`` only.
 
     Args:
         stage: The stage name.
@@ -102,12 +104,20 @@ class _Deadlines:
 
     def __init__(self, stage: str, settings: CallableRetriever) -> None:
         self.stage = stage
-        self.timeout = settings.timeout
-        self.stage_timeout = settings.stage_timeout
+        self.timeout = float(settings.timeout)
+        limit = settings.stage_timeout
+        self.stage_timeout = None if limit is None else float(limit)
         self.spent = 0.0
         self.thread = UserCodeThread(f"groundkit-stage-{stage}")
 
-    def call(self, function: Callable[..., Any], *args: Any, what: str, where: str = "") -> Any:
+    def call(
+        self,
+        function: Callable[..., Any],
+        *args: Any,
+        what: str,
+        where: str = "",
+        budgeted: bool = True,
+    ) -> Any:
         """``function(*args)`` on the stage's thread; what it raises propagates unchanged.
 
         Args:
@@ -115,12 +125,18 @@ class _Deadlines:
             *args: Its arguments.
             what: The call, for the message (``"the callable"``).
             where: What it was called for, for the message (``" (query 'q1')"``).
+            budgeted: The call counts towards ``stage_timeout``.
 
         Raises:
             StageFailed: The call ran past ``timeout`` or the stage's ``stage_timeout`` (it is
-                abandoned: Python cannot stop it, and its result is discarded).
+                abandoned: Python cannot stop it, and its result is discarded), or the stage's
+                ``stage_timeout`` was spent before it (it is not made).
         """
-        left = None if self.stage_timeout is None else max(0.0, self.stage_timeout - self.spent)
+        left = None
+        if budgeted and self.stage_timeout is not None:
+            left = self.stage_timeout - self.spent
+            if left <= 0:
+                raise _DeadlineFailed(self.stage, self._past_stage_timeout(what, where))
         per_call = left is None or self.timeout <= left
         start = time.monotonic()
         try:
@@ -131,13 +147,17 @@ class _Deadlines:
             if per_call:
                 message = f"{what} did not return within timeout = {self.timeout:g} s{where}"
             else:
-                message = (
-                    f"the stage's calls ran past stage_timeout = {self.stage_timeout:g} s "
-                    f"(in {what}{where})"
-                )
+                message = self._past_stage_timeout(what, where)
             raise _DeadlineFailed(self.stage, message) from None
         finally:
-            self.spent += time.monotonic() - start
+            if budgeted:
+                self.spent += time.monotonic() - start
+
+    def _past_stage_timeout(self, what: str, where: str) -> str:
+        return (
+            f"the stage's calls ran past stage_timeout = {self.stage_timeout:g} s "
+            f"(in {what}{where})"
+        )
 
 
 def _for_queries(queries: Sequence[Any]) -> str:
@@ -246,10 +266,12 @@ class _FunctionRetriever:
 
 
 class _DeadlineRetriever:
-    """A user's retriever object whose ``search`` and ``passages`` run with the deadlines.
+    """A user's retriever object whose methods run on the stage's thread, with the deadlines.
 
-    Every other attribute (``searches_each_query``, the evidence hooks, ``usage``) is the
-    object's own. What ``search`` raises propagates unchanged (the harness names it).
+    ``search`` and ``passages`` count towards ``stage_timeout``; the other methods (the
+    evidence hooks, ``usage``, ``run_info``) have ``timeout`` only. Other attributes
+    (``searches_each_query``, ``encoder_max_tokens``) are the object's own. What a method
+    raises propagates unchanged (the harness names it).
     """
 
     def __init__(self, retriever: Any, deadlines: _Deadlines) -> None:
@@ -265,9 +287,15 @@ class _DeadlineRetriever:
         if name.startswith("__") or name in {"_retriever", "_deadlines"}:
             raise AttributeError(name)  # copy and pickle probes; not set yet
         value = getattr(self._retriever, name)
-        if name == "passages" and callable(value):
-            return lambda: self._deadlines.call(value, what="passages()")
-        return value
+        if not inspect.isroutine(value):
+            return value
+        deadlines, budgeted = self._deadlines, name == "passages"
+
+        def on_stage_thread(*args: Any, **kwargs: Any) -> Any:
+            bound = functools.partial(value, *args, **kwargs)
+            return deadlines.call(bound, what=f"{name}()", budgeted=budgeted)
+
+        return on_stage_thread
 
 
 def CallableStage(settings: CallableRetriever, context: StageContext) -> Retriever:  # noqa: N802

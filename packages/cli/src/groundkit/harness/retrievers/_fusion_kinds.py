@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from groundkit.harness._errors import StageFailed
-from groundkit.harness.dense._loading import resolve_device
+from groundkit.harness.dense._loading import resolve_device, resolve_precision
 from groundkit.harness.dense._rerank import make_scorer
 from groundkit.harness.retrievers._builtin import HybridRetriever, RerankRetriever
 from groundkit.harness.retrievers._fusion import reciprocal_rank_fusion
@@ -83,18 +83,26 @@ class RerankStage:
         self.context = context
         self.input = _upstream(context, settings.stage, "re-orders")
         self.device = resolve_device(settings.device) if settings.model is not None else None
+        self.precision = (
+            None
+            if self.device is None
+            else resolve_precision(settings.precision, self.device, stage=context.stage)
+        )
         self.scorer = make_scorer(
             settings,
             stage=context.stage,
             cache_dir=context.cache_dir,
             device=self.device or "cpu",
+            precision=self.precision or "fp32",
             progress=context.progress,
         )
         self.pairs_scored = 0
 
     def run_info(self) -> dict[str, str]:
-        """The torch device the scoring model ran on (nothing for a scoring function)."""
-        return {} if self.device is None else {"device_used": self.device}
+        """The torch device and precision of the scoring model (nothing for a function)."""
+        if self.device is None or self.precision is None:
+            return {}
+        return {"device_used": self.device, "precision_used": self.precision}
 
     def usage(self) -> dict[str, int]:
         """Query-passage pairs given to the scorer (one model call each)."""

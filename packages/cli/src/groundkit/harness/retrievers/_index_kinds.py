@@ -67,6 +67,19 @@ class Bm25Stage:
         return [self._index.shares_term(self._queries[q], row) for q, row in requests]
 
 
+def _check_hardware(settings: DenseRetriever, stage: str) -> None:
+    """Refuse, before any text is embedded, a precision or search device the machine lacks."""
+    if settings.precision != "fp16" and not settings.search_device.startswith("cuda"):
+        return  # nothing to check: no torch import for a config that needs none
+    from groundkit.harness.dense._loading import resolve_device, resolve_precision
+    from groundkit.harness.dense._search import resolve_search_device
+
+    device = resolve_device(settings.device)
+    resolve_precision(settings.precision, device, stage=stage)
+    if settings.index == "exact":
+        resolve_search_device(settings.search_device, device, stage=stage)
+
+
 class DenseStage:
     """Cosine search over sentence-transformers embeddings of the chunks (exact or FAISS).
 
@@ -88,6 +101,7 @@ class DenseStage:
             from groundkit.harness.dense._ray import require_ray
 
             require_ray(context.stage)
+        _check_hardware(settings, context.stage)
         self._index_type = DenseIndex
         self.settings = settings
         self.context = context
@@ -115,10 +129,19 @@ class DenseStage:
         self.context.run.shared.count("embeddings", self._index.embedded)
 
     def run_info(self) -> dict[str, str]:
-        """What the run chose for the stage: the torch device and the executor."""
+        """What the run chose for the stage: device, precision, search device, executor."""
         if self._index is None:
             return {}
-        return {"device_used": self._index.device, "executor": self.context.run.settings.executor}
+        return {
+            "device_used": self._index.device,
+            "precision_used": self._index.precision,
+            "search_device_used": self._index.search_device,
+            "executor": self.context.run.settings.executor,
+        }
+
+    def phase_seconds(self) -> dict[str, float | None]:
+        """Seconds tokenizing, encoding and searching the vectors (see ``DenseIndex``)."""
+        return {} if self._index is None else self._index.phase_seconds()
 
     def search(self, queries: Sequence[Query], depth: int) -> list[ChunkHits]:
         """The ``depth`` nearest chunks of each query."""

@@ -43,6 +43,11 @@ from groundkit.harness.retrievers._builtin import (
     RerankRetriever,
 )
 from groundkit.harness.retrievers._registry import RetrieverSettings, retriever_kind
+from groundkit.harness.run._tokenizer import (
+    MODEL_TOKENIZER,
+    check_run_tokenizer,
+    model_tokenizer_folder,
+)
 from groundkit.judgments import (
     CharsChunker,
     ChunkerConfig,
@@ -242,6 +247,11 @@ class EvalSettings(BaseModel):
             (Ray Data actors; the ``ray`` extra). The results are the same.
         ray_address: The Ray cluster the ``ray`` executor joins (``None``: ``RAY_ADDRESS``
             when set, else a Ray instance already started in this process, else a local one).
+        tokenizer: Whose tokens the ``tokens`` chunker and the ``max_tokens`` limits of
+            ``sentences`` and ``paragraphs`` count: ``words`` (runs of non-whitespace
+            characters, the default), ``cl100k_base`` or ``o200k_base`` (tiktoken), a folder
+            holding a Hugging Face ``tokenizer.json``, or ``model`` (the dense stages' model's
+            tokenizer). All but ``words`` need the ``tokens`` extra; nothing is downloaded.
     """
 
     model_config = _FROZEN
@@ -258,6 +268,21 @@ class EvalSettings(BaseModel):
     ablation: bool | list[str] | None = None
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = Field(default=None, min_length=1)
+    tokenizer: str = "words"
+
+    @model_serializer(mode="wrap")
+    def _words_unchanged(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # The default tokenizer dumps as settings did before tokenizers: old configs, the
+        # reports recording them and every key built on them stay the same.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("tokenizer") == "words":
+            data.pop("tokenizer", None)
+        return data
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _known_tokenizer(cls, value: str) -> str:
+        return check_run_tokenizer(value)
 
     @field_validator("chunker", mode="before")
     @classmethod
@@ -354,6 +379,16 @@ class EvalSettings(BaseModel):
         return self
 
     @model_validator(mode="after")
+    def _model_tokenizer(self) -> EvalSettings:
+        # "model" names the dense stages' model's tokenizer: checked once the stages are known.
+        if self.tokenizer == MODEL_TOKENIZER:
+            try:
+                model_tokenizer_folder(self)
+            except HarnessError as error:
+                raise ValueError(f"tokenizer: {error.message}") from None
+        return self
+
+    @model_validator(mode="after")
     def _ablated_stages(self) -> EvalSettings:
         if not isinstance(self.ablation, list):
             return self
@@ -375,6 +410,11 @@ class EvalSettings(BaseModel):
             spec = parse_metric(name)
         except JudgmentError as error:
             raise ValueError(f"headline_metrics: {error.message}") from None
+        if spec.needs_chunks:
+            raise ValueError(
+                f"headline_metrics: {name!r} describes the chunker, not the ranking, and is not "
+                "compared; chunk-level reports record it for every stage with a chunk list"
+            )
         if self.level == "document" and (
             spec.kind not in _DOCUMENT_KINDS or spec.budget_chars is not None
         ):

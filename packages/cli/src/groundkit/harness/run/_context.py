@@ -15,7 +15,9 @@ from groundkit.harness.analysis._evidence import StageChunks
 from groundkit.harness.retrievers._protocol import ChunkSet, RunView
 from groundkit.harness.run._config import EvalSettings, StageConfig
 from groundkit.harness.run._ranking import ChunkTable, RankedRun
+from groundkit.harness.run._tokenizer import run_tokenizer
 from groundkit.judgments import Corpus, canonical_json, chunk_corpus
+from groundkit.judgments.corpus import uses_tokenizer
 from groundkit.judgments.report import StageCost, UnlocatedHit
 
 __all__ = [
@@ -127,13 +129,20 @@ class RunContext:
             self.progress(phase, done, total)
 
     def chunks_for(self, stage: StageConfig) -> tuple[ChunkSet, StageChunks]:
-        """The stage's chunks, cut once per distinct chunker of the run (and shared work)."""
+        """The stage's chunks, cut once per distinct chunker of the run (and shared work).
+
+        A chunker that counts tokens counts the run's tokenizer's (and is keyed by it too).
+        """
         assert stage.chunker is not None
         key = stage.chunker.model_dump_json()
+        tokenizer = None
+        if uses_tokenizer(stage.chunker):
+            tokenizer = run_tokenizer(self.settings)
+            key = f"{key} {tokenizer.name} {tokenizer.version}"
         cached = self.shared.chunks.get(key)
         if cached is None:
             self.report(f"{stage.name}: chunk", 0, 1)
-            chunks = chunk_corpus(self.corpus, stage.chunker)
+            chunks = chunk_corpus(self.corpus, stage.chunker, tokenizer)
             table = ChunkTable.from_chunks(chunks, self.doc_codes)
             texts = [self.corpus[c.doc][c.start : c.end] for c in chunks]
             chunk_set = self.chunk_set(table, texts)

@@ -21,10 +21,14 @@ import numpy as np
 from groundkit.harness.retrievers._protocol import LOAD_MODEL_PHASE
 from groundkit.judgments.report import MemoryMethod, StageCost, StagePrice
 
-__all__ = ["USAGE_KEYS", "CostMeter", "latency_quantiles", "priced"]
+__all__ = ["PHASE_KEYS", "USAGE_KEYS", "CostMeter", "latency_quantiles", "priced"]
 
 USAGE_KEYS = ("embedding_calls", "model_calls", "tokens", "cached_passages")
 """The counts a retriever's ``usage()`` hook may return (each a non-negative integer)."""
+PHASE_KEYS = ("tokenize_seconds", "encode_seconds", "vector_search_seconds")
+"""The seconds a retriever's ``phase_seconds()`` hook may return: phases inside its own
+index and search that the meter cannot see from outside (a dense stage's tokenizer, forward
+passes and vector search). Each a finite non-negative number, or ``None``: not timed."""
 
 _PROC = Path("/proc/self")
 
@@ -110,6 +114,24 @@ def _calls(counts: Mapping[str, int | None]) -> int | None:
     if embedding is None and model is None:
         return None
     return (embedding or 0) + (model or 0)
+
+
+def _phase_seconds(retriever: Any) -> dict[str, float]:
+    """What the retriever's optional ``phase_seconds()`` hook timed (unknown keys ignored)."""
+    hook = getattr(retriever, "phase_seconds", None)
+    if not callable(hook):
+        return {}
+    raw = hook()
+    if not isinstance(raw, Mapping):
+        return {}
+    out: dict[str, float] = {}
+    for key in PHASE_KEYS:
+        value = raw.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if math.isfinite(value) and value >= 0:
+            out[key] = round(float(value), 6)
+    return out
 
 
 def _usage(retriever: Any) -> dict[str, int | None]:
@@ -220,6 +242,7 @@ class CostMeter:
                 "model_load_seconds": _rounded(self.model_load_seconds),
                 "index_seconds": _rounded(self._without_load("index", self.index_seconds)),
                 "search_seconds": _rounded(self.search_seconds),
+                **_phase_seconds(retriever),
                 "latency_basis": self.basis if quantiles else None,
                 "latency_p50": quantiles[0] if quantiles else None,
                 "latency_p95": quantiles[1] if quantiles else None,

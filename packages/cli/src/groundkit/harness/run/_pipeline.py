@@ -17,7 +17,7 @@ import numpy.typing as npt
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness.analysis._ablation import AblationScores, run_ablation
 from groundkit.harness.analysis._duplicates import DuplicateFinder
-from groundkit.harness.analysis._evidence import QuoteGold
+from groundkit.harness.analysis._evidence import QuoteGold, StageChunks
 from groundkit.harness.analysis._notes import build_notes
 from groundkit.harness.analysis._stats import aggregate, compare_stages
 from groundkit.harness.retrievers._builtin import CallableRetriever
@@ -37,6 +37,7 @@ from groundkit.harness.run._scoring import (
     chunk_metric_names,
     collapse_to_documents,
     document_metric_names,
+    measured_columns,
     score_chunk_level,
     score_document_level,
 )
@@ -147,14 +148,24 @@ class _Scorer:
         self.duplicates = DuplicateFinder(ctx.texts)
         self.values: dict[str, npt.NDArray[np.float64]] = {}
 
-    def score(self, run: RankedRun) -> tuple[RankedRun, npt.NDArray[np.float64]]:
-        """The run as scored (collapsed to documents at document level) and its values."""
+    def score(
+        self, run: RankedRun, chunks: StageChunks | None = None
+    ) -> tuple[RankedRun, npt.NDArray[np.float64]]:
+        """The run as scored (collapsed to documents at document level) and its values.
+
+        Without the stage's ``chunks``, a metric that reads them is NaN (not measurable).
+        """
         ctx = self.ctx
         if self.document_level:
             run = collapse_to_documents(run, ctx.doc_lengths)
             return run, score_document_level(self.qrels, run, ctx.doc_ids, self.metrics)
         values = score_chunk_level(
-            self.gold_table, run, ctx.doc_ids, self.metrics, ctx.settings.min_overlap_fraction
+            self.gold_table,
+            run,
+            ctx.doc_ids,
+            self.metrics,
+            ctx.settings.min_overlap_fraction,
+            None if chunks is None else chunks.table,
         )
         return run, values
 
@@ -164,14 +175,17 @@ class _Scorer:
         if outcome.run is not None:
             step = time.perf_counter()
             ctx.report(f"{stage.name}: score", 0, 1)
-            run, values = self.score(outcome.run)
+            run, values = self.score(outcome.run, outcome.chunks)
             self.values[stage.name] = values
+            measured, names = measured_columns(values, self.metrics)
+            assert measured is not None
             results = stage_results(
-                ctx, outcome, run, values, self.metrics, self.traces_gold, self.duplicates
+                ctx, outcome, run, measured, names, self.traces_gold, self.duplicates
             )
             outcome.timings["scoring"] = time.perf_counter() - step
             ctx.report(f"{stage.name}: score", 1, 1)
-        aggregates = aggregate(self.values.get(stage.name), self.metrics, ctx.settings.bootstrap)
+        measured, names = measured_columns(self.values.get(stage.name), self.metrics)
+        aggregates = aggregate(measured, names, ctx.settings.bootstrap)
         return stage_report(outcome, results, aggregates)
 
 

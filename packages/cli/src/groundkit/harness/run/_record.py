@@ -15,6 +15,7 @@ from typing import Any
 
 from groundkit.harness.retrievers._registry import retriever_kind
 from groundkit.harness.run._config import EvalSettings
+from groundkit.harness.run._tokenizer import tokenizer_record
 from groundkit.judgments import Corpus, Judgment
 from groundkit.judgments.gold import judgments_fingerprint
 from groundkit.judgments.report import RunInfo
@@ -113,4 +114,5 @@ def run_info(
         min_overlap_fraction=settings.min_overlap_fraction,
         headline_metrics=list(settings.headline_metrics),
         bootstrap=settings.bootstrap,
+        tokenizer=tokenizer_record(settings),
     )

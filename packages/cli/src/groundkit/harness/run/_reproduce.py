@@ -34,6 +34,7 @@ from groundkit.harness.run._pipeline import evaluate_loaded, load_run_inputs
 from groundkit.harness.run._record import package_versions
 from groundkit.judgments import Corpus, EvalReport, Judgment, StageReport, load_report
 from groundkit.judgments.gold import judgments_fingerprint
+from groundkit.judgments.report import InputKind, recorded_input
 
 __all__ = [
     "InputMismatch",
@@ -250,10 +251,12 @@ def recorded_run_config(
     parts = code_parts(raw)
     if parts and not trust_code:
         raise UntrustedReportError(parts, path=source)
-    for key, override, flag in (
+    inputs: tuple[tuple[InputKind, str | Path | None, str], ...] = (
         ("corpus", corpus, "--corpus"),
         ("judgments", judgments, "--judgments"),
-    ):
+    )
+    for key, override, flag in inputs:
+        found = recorded_input(report, key, source) if override is None else None
         if override is not None:
             raw[key] = str(override)
         elif key not in raw:
@@ -262,11 +265,16 @@ def recorded_run_config(
                 f"{key} to reproduce it on ({flag}, or {key}= in Python)",
                 path=source,
             )
-        elif isinstance(raw[key], str) and not Path(raw[key]).exists():
-            # A relative path is read from the current folder, as it was by the run.
+        elif found is not None:
+            # Looked for from the report's folder first, then as the run was given it; the
+            # recorded text is kept when it leads there (the configuration stays the same).
+            if not isinstance(raw[key], str) or Path(raw[key]).resolve() != found.resolve():
+                raw[key] = str(found)
+        elif isinstance(raw[key], str):
             raise HarnessError(
-                f"the recorded {key} {raw[key]!r} is not there (from {Path.cwd()}); give where "
-                f"it is now ({flag}, or {key}= in Python)",
+                f"the recorded {key} {raw[key]!r} is not there (looked from the report's "
+                f"folder and from {Path.cwd()}); give where it is now ({flag}, or {key}= in "
+                "Python)",
                 path=source,
             )
     return run_config_from_dict(raw, source=None if source is None else Path(source))

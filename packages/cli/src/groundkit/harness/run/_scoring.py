@@ -33,15 +33,16 @@ import numpy as np
 import numpy.typing as npt
 
 from groundkit.harness.run._hits import PerQueryHits
-from groundkit.harness.run._ranking import RankedRun
+from groundkit.harness.run._ranking import ChunkTable, RankedRun
 from groundkit.judgments import evaluate_trec, parse_metric
-from groundkit.judgments.metrics import GoldTable, HitTable, score_table
+from groundkit.judgments.metrics import ChunkSpans, GoldTable, HitTable, score_table
 from groundkit.judgments.trec import trec_tie_order
 
 __all__ = [
     "chunk_metric_names",
     "collapse_to_documents",
     "document_metric_names",
+    "measured_columns",
     "score_chunk_level",
     "score_document_level",
     "trec_measure_for",
@@ -67,10 +68,12 @@ def chunk_metric_names(
     """Every metric of a chunk-level report.
 
     Cutoffs x (recall, hit, precision, ndcg, span_recall, span_precision), mrr, map, rprec,
-    budgets x (recall, ndcg), then any headline metric not yet listed.
+    precision_omega, budgets x (recall, ndcg), then any headline metric not yet listed.
+    ``precision_omega`` describes the stage's chunker (it cannot be a headline metric), so it is
+    always recorded, for the stages that have a chunk list.
     """
     names = [f"{kind}@{k}" for k in cutoffs for kind in _SPAN_METRICS]
-    names += ["mrr", "map", "rprec"]
+    names += ["mrr", "map", "rprec", "precision_omega"]
     names += [f"{kind}@{b}c" for b in budgets for kind in ("recall", "ndcg")]
     return _merge(names, headline)
 
@@ -102,8 +105,14 @@ def score_chunk_level(
     doc_ids: tuple[str, ...],
     metrics: Sequence[str],
     fraction: float,
+    chunks: ChunkTable | None = None,
 ) -> FloatArray:
-    """``(queries, metrics)`` values in ``run.query_ids`` order (= the gold table's order)."""
+    """``(queries, metrics)`` values in ``run.query_ids`` order (= the gold table's order).
+
+    ``chunks`` is the stage's chunk list. Without one (a stage that brings its own spans) a
+    metric that reads it (``precision_omega``) is not measurable: its column is NaN, which
+    :func:`measured_columns` leaves out of the report.
+    """
     hits = HitTable(
         query_ids=run.query_ids,
         offsets=run.offsets,
@@ -112,8 +121,36 @@ def score_chunk_level(
         ends=run.ends,
         doc_ids=doc_ids,
     )
-    table = score_table(gold, hits, metrics, min_overlap_fraction=fraction)
-    return table.values
+    spans = (
+        None
+        if chunks is None
+        else ChunkSpans(docs=chunks.docs, starts=chunks.starts, ends=chunks.ends, doc_ids=doc_ids)
+    )
+    measurable = [m for m in metrics if spans is not None or not parse_metric(m).needs_chunks]
+    table = score_table(gold, hits, measurable, min_overlap_fraction=fraction, chunks=spans)
+    if len(measurable) == len(metrics):
+        return table.values
+    values = np.full((len(run.query_ids), len(metrics)), np.nan, dtype=np.float64)
+    where = {name: column for column, name in enumerate(metrics)}
+    values[:, [where[name] for name in table.metrics]] = table.values
+    return values
+
+
+def measured_columns(
+    values: FloatArray | None, metrics: Sequence[str]
+) -> tuple[FloatArray | None, list[str]]:
+    """The columns of a stage's values that were measured (not NaN), with their names.
+
+    A metric not measurable for a stage (NaN, see :func:`score_chunk_level`) is left out of
+    its per-query scores and aggregates, as a report leaves out any metric a stage did not
+    record.
+    """
+    if values is None:
+        return None, list(metrics)
+    keep = [i for i in range(len(metrics)) if not np.isnan(values[:, i]).any()]
+    if len(keep) == len(metrics):
+        return values, list(metrics)
+    return values[:, keep], [metrics[i] for i in keep]
 
 
 def collapse_to_documents(run: RankedRun, doc_lengths: npt.NDArray[np.int64]) -> RankedRun:

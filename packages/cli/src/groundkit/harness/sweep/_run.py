@@ -46,7 +46,7 @@ from groundkit.judgments import (
 )
 from groundkit.judgments.files import OutputSet
 from groundkit.judgments.gold import judgments_fingerprint
-from groundkit.judgments.report import checked_report_json
+from groundkit.judgments.report import anchor_inputs, checked_report_json
 
 __all__ = ["SweepEvent", "SweepProgress", "arm_paths", "run_sweep"]
 
@@ -107,6 +107,7 @@ def _finished(arm: SweepArm, folder: Path, fingerprints: tuple[str, str]) -> Eva
 
 def _write_arm(report: EvalReport, folder: Path, name: str) -> None:
     report_path, items_path = arm_paths(folder, name)
+    report = anchor_inputs(report, report_path)  # its inputs found from the arm's folder
     report_text, items = checked_report_json(report), items_text(report)
     report_path.parent.mkdir(parents=True, exist_ok=True)
     with OutputSet([report_path, items_path]) as outputs:

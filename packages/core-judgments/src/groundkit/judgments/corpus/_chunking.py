@@ -8,9 +8,14 @@ chunk can always be compared with a gold quote's span. All chunkers guarantee:
 * every non-whitespace character of the text lies in at least one span (whitespace-only text
   gives no chunk at all);
 * consecutive spans overlap exactly as configured: ``chars`` by ``overlap`` characters,
-  ``tokens`` by ``overlap`` word tokens, and the other kinds not at all. The one exception is a
+  ``tokens`` by ``overlap`` tokens, and the other kinds not at all. The one exception is a
   run of whitespace longer than what a chunk holds: the chunker then skips ahead to the next
-  non-whitespace character, so the gap between the two chunks is whitespace only.
+  non-whitespace character, so the gap between the two chunks is whitespace only (and a
+  character that a tokenizer splits between tokens, which two windows may then share).
+
+Tokens are the run's tokenizer's (:mod:`groundkit.judgments.corpus._tokenizers`): ``words``
+(runs of non-whitespace characters, the default), a tiktoken encoding or a Hugging Face
+tokenizer. Chunks stay character spans cut on the tokens' boundaries.
 
 The kinds:
 
@@ -23,34 +28,46 @@ The kinds:
     is cut at exactly ``size`` characters. The next window starts ``overlap`` characters before
     the cut.
 ``tokens``
-    Windows of ``size`` word tokens (runs of non-whitespace characters; no tokenizer model)
-    overlapping by ``overlap`` tokens; a span runs from its first token's start to its last
-    token's end.
+    Windows of ``size`` tokens of the run's tokenizer overlapping by ``overlap`` tokens; a span
+    runs from its first token's start to its last token's end, so it holds exactly the tokens
+    of its window (with ``words``: runs of non-whitespace characters, as before tokenizers).
+    A window of whitespace tokens only is skipped.
 ``sentences``
     Sentences found by a regular expression (a ``.``, ``!`` or ``?`` followed by whitespace and
     an upper-case letter, digit or opening quote, or a blank line), not after common
     abbreviations (``e.g.``, ``Dr.``, ``Fig.``...) or single-letter initials. Consecutive
-    sentences are grouped up to ``max_sentences`` and ``max_chars``; a sentence longer than
-    ``max_chars`` is cut like ``chars`` without overlap.
+    sentences are grouped up to ``max_sentences``, ``max_chars`` and ``max_tokens``; a sentence
+    longer than ``max_chars`` is cut like ``chars`` without overlap, and one of more than
+    ``max_tokens`` tokens into windows of ``max_tokens`` tokens.
 ``paragraphs``
     Paragraphs separated by blank lines; a markdown heading line (``#`` to ``######``) always
     starts a new chunk, so a section's heading stays with its text. Consecutive paragraphs of a
-    section are merged while the span stays within ``max_chars``; a longer paragraph is cut like
-    ``chars`` without overlap.
+    section are merged while the span stays within ``max_chars`` and ``max_tokens``; a longer
+    paragraph is cut like ``chars`` without overlap, or into windows of ``max_tokens`` tokens.
+
+A chunk's token count is the number of the document's tokens holding one of its characters.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+    model_validator,
+)
 
-from groundkit.judgments._errors import JudgmentError
 from groundkit.judgments._numbers import WholeNumber
-from groundkit.judgments.gold._models import format_validation_error
+from groundkit.judgments.corpus._token_windows import TokenIndex
+from groundkit.judgments.corpus._tokenizers import WORDS, Tokenizer
 
 __all__ = [
     "CharsChunker",
@@ -62,10 +79,23 @@ __all__ = [
     "TokensChunker",
     "chunk_corpus",
     "chunk_text",
-    "parse_chunker_config",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class _TokenLimited(BaseModel):
+    """A chunker with an optional ``max_tokens``, dumped without it when it is not set.
+
+    So a config without a token limit dumps, and hashes, as it did before tokenizers.
+    """
+
+    @model_serializer(mode="wrap")
+    def _no_token_limit_unchanged(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and data.get("max_tokens") is None:
+            data.pop("max_tokens", None)
+        return data
 
 
 class DocumentChunker(BaseModel):
@@ -96,10 +126,10 @@ class CharsChunker(BaseModel):
 
 
 class TokensChunker(BaseModel):
-    """Windows of ``size`` whitespace-separated word tokens, overlapping by ``overlap`` tokens.
+    """Windows of ``size`` tokens of the run's tokenizer, overlapping by ``overlap`` tokens.
 
     Attributes:
-        size: Tokens per chunk.
+        size: Tokens per chunk (of the run's tokenizer: whitespace-separated words by default).
         overlap: Tokens shared by consecutive chunks (``0 <= overlap < size``).
     """
 
@@ -115,36 +145,55 @@ class TokensChunker(BaseModel):
         return self
 
 
-class SentencesChunker(BaseModel):
+class SentencesChunker(_TokenLimited):
     """Groups of consecutive sentences.
 
     Attributes:
-        max_sentences: Most sentences per chunk (``None``: no limit but ``max_chars``).
-        max_chars: Most characters per chunk (``None``: no limit but ``max_sentences``).
+        max_sentences: Most sentences per chunk (``None``: no limit in sentences).
+        max_chars: Most characters per chunk (``None``: no limit in characters).
+        max_tokens: Most tokens of the run's tokenizer per chunk (``None``: no limit in tokens).
     """
 
     model_config = _FROZEN
     kind: Literal["sentences"] = "sentences"
     max_sentences: WholeNumber | None = Field(default=5, gt=0)
     max_chars: WholeNumber | None = Field(default=None, gt=0)
+    max_tokens: WholeNumber | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
     def _some_limit(self) -> SentencesChunker:
-        if self.max_sentences is None and self.max_chars is None:
-            raise ValueError("set max_sentences, max_chars or both")
+        if self.max_sentences is None and self.max_chars is None and self.max_tokens is None:
+            raise ValueError("set max_sentences, max_chars, max_tokens or several")
         return self
 
 
-class ParagraphsChunker(BaseModel):
-    """Blank-line paragraphs and markdown sections, merged up to ``max_chars``.
+class ParagraphsChunker(_TokenLimited):
+    """Blank-line paragraphs and markdown sections, merged up to ``max_chars`` and ``max_tokens``.
 
     Attributes:
-        max_chars: Most characters per chunk.
+        max_chars: Most characters per chunk (default 1000; ``None``, the default when
+            ``max_tokens`` is given: no limit in characters).
+        max_tokens: Most tokens of the run's tokenizer per chunk (``None``: no limit in tokens).
     """
 
     model_config = _FROZEN
     kind: Literal["paragraphs"] = "paragraphs"
-    max_chars: WholeNumber = Field(default=1000, gt=0)
+    max_chars: WholeNumber | None = Field(default=1000, gt=0)
+    max_tokens: WholeNumber | None = Field(default=None, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tokens_alone(cls, data: object) -> object:
+        # A limit in tokens alone is that limit, not tokens and the default characters.
+        if isinstance(data, dict) and data.get("max_tokens") is not None:
+            return {"max_chars": None, **data}
+        return data
+
+    @model_validator(mode="after")
+    def _some_limit(self) -> ParagraphsChunker:
+        if self.max_chars is None and self.max_tokens is None:
+            raise ValueError("set max_chars, max_tokens or both")
+        return self
 
 
 ChunkerConfig = Annotated[
@@ -158,32 +207,10 @@ _CHUNKER_ADAPTER: TypeAdapter[
 ] = TypeAdapter(ChunkerConfig)
 
 
-def parse_chunker_config(
-    data: object,
-) -> DocumentChunker | CharsChunker | TokensChunker | SentencesChunker | ParagraphsChunker:
-    """A chunker config from a mapping (``{"kind": "chars", "size": 800}``) or its text form.
-
-    The text form (``"chars:800:100"``, ``"tokens:100:20"``, ``"sentences:3"``) is the one
-    ``--chunker`` and a config file's ``chunker = "..."`` accept
-    (:func:`~groundkit.judgments.parse_chunker_spec`).
-
-    Raises:
-        JudgmentError: Unknown kind, unknown key or a bad value (every problem, one line).
-    """
-    if isinstance(data, str):
-        from groundkit.judgments.corpus._chunker_spec import parse_chunker_spec  # a cycle
-
-        return parse_chunker_spec(data)
-    try:
-        return validate_chunker_config(data)
-    except ValidationError as error:
-        raise JudgmentError(f"chunker {data!r}: {format_validation_error(error)}") from None
-
-
 def validate_chunker_config(
     data: object,
 ) -> DocumentChunker | CharsChunker | TokensChunker | SentencesChunker | ParagraphsChunker:
-    """:func:`parse_chunker_config` for callers that render pydantic's errors themselves.
+    """A chunker config from a mapping, for callers that render pydantic's errors themselves.
 
     Raises:
         pydantic.ValidationError: Unknown kind, unknown key or a bad value.
@@ -208,7 +235,6 @@ class Chunk:
 
 _NON_SPACE = re.compile(r"\S")
 _WORD_END = re.compile(r"\S(?=\s)")
-_TOKEN = re.compile(r"\S+")
 
 
 def _content_bounds(text: str) -> tuple[int, int] | None:
@@ -261,85 +287,19 @@ def _chunk_chars(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
     return _char_windows(text, bounds[0], bounds[1], size, overlap)
 
 
-def _chunk_tokens(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
-    tokens = [m.span() for m in _TOKEN.finditer(text)]
-    spans: list[tuple[int, int]] = []
-    step = size - overlap
-    first = 0
-    while first < len(tokens):
-        last = min(first + size, len(tokens)) - 1
-        spans.append((tokens[first][0], tokens[last][1]))
-        if last == len(tokens) - 1:
-            break
-        first += step
-    return spans
+def _chunk_tokens(
+    text: str, size: int, overlap: int, tokenizer: Tokenizer
+) -> list[tuple[int, int]]:
+    return TokenIndex(text, tokenizer).windows(0, len(text), size, overlap)
 
 
 # Words after which a period does not end a sentence (compared lower-cased, without the dot).
 _ABBREVIATIONS = frozenset(
-    [
-        "mr",
-        "mrs",
-        "ms",
-        "dr",
-        "prof",
-        "sr",
-        "jr",
-        "st",
-        "vs",
-        "etc",
-        "al",
-        "fig",
-        "figs",
-        "eq",
-        "eqs",
-        "no",
-        "nos",
-        "vol",
-        "pp",
-        "ca",
-        "cf",
-        "approx",
-        "dept",
-        "est",
-        "inc",
-        "ltd",
-        "co",
-        "corp",
-        "e.g",
-        "i.e",
-        "e.i",
-        "viz",
-        "resp",
-        "incl",
-        "jan",
-        "feb",
-        "mar",
-        "apr",
-        "jun",
-        "jul",
-        "aug",
-        "sep",
-        "sept",
-        "oct",
-        "nov",
-        "dec",
-        "mt",
-        "ft",
-        "gen",
-        "col",
-        "lt",
-        "sgt",
-        "capt",
-        "rev",
-        "hon",
-        "u.s",
-        "u.k",
-        "ph.d",
-        "m.d",
-        "b.sc",
-        "m.sc",
-    ]
+    (  # noqa: SIM905  # one word list, read as text
+        "mr mrs ms dr prof sr jr st vs etc al fig figs eq eqs no nos vol pp ca cf approx dept est "
+        "inc ltd co corp e.g i.e e.i viz resp incl jan feb mar apr jun jul aug sep sept oct nov "
+        "dec mt ft gen col lt sgt capt rev hon u.s u.k ph.d m.d b.sc m.sc"
+    ).split()
 )
 _SENTENCE_BREAK = re.compile(
     r"""(?:[.!?]+["'”’)\]]*)(?=\s+["'“‘(\[]?[A-Z0-9])|\n[ \t]*\n""",
@@ -380,23 +340,58 @@ def _sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _cut_long(text: str, spans: list[tuple[int, int]], max_chars: int) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for start, end in spans:
-        if end - start <= max_chars:
-            out.append((start, end))
-        else:
-            out.extend(_char_windows(text, start, end, max_chars, 0))
-    return out
+@dataclass(frozen=True)
+class _Limits:
+    """How big a group of units may grow: characters and tokens (``None``: no limit)."""
+
+    max_chars: int | None
+    max_tokens: int | None
+    tokens: TokenIndex | None
+
+    @classmethod
+    def of(
+        cls, text: str, max_chars: int | None, max_tokens: int | None, tokenizer: Tokenizer
+    ) -> _Limits:
+        tokens = TokenIndex(text, tokenizer) if max_tokens is not None else None
+        return cls(max_chars, max_tokens, tokens)
+
+    def fits(self, start: int, end: int) -> bool:
+        """Whether ``text[start:end]`` is within both limits."""
+        if self.max_chars is not None and end - start > self.max_chars:
+            return False
+        return (
+            self.tokens is None
+            or self.max_tokens is None
+            or (self.tokens.count(start, end) <= self.max_tokens)
+        )
+
+    def cut(self, text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Each unit over a limit cut: like ``chars`` without overlap, then into token windows."""
+        out: list[tuple[int, int]] = []
+        for start, end in spans:
+            if self.max_chars is not None and end - start > self.max_chars:
+                out.extend(_char_windows(text, start, end, self.max_chars, 0))
+            else:
+                out.append((start, end))
+        if self.tokens is None or self.max_tokens is None:
+            return out
+        tokens, size = self.tokens, self.max_tokens
+        cut: list[tuple[int, int]] = []
+        for start, end in out:
+            if tokens.count(start, end) > size:
+                cut.extend(tokens.windows(start, end, size, 0))
+            else:
+                cut.append((start, end))
+        return cut
 
 
 def _group(
     units: list[tuple[int, int]],
     max_units: int | None,
-    max_chars: int | None,
+    limits: _Limits,
     breaks_before: frozenset[int] = frozenset(),
 ) -> list[tuple[int, int]]:
-    """Merge consecutive units while within both limits.
+    """Merge consecutive units while within every limit.
 
     A unit index in ``breaks_before`` always starts a new group.
     """
@@ -406,8 +401,7 @@ def _group(
         if groups and index not in breaks_before:
             group_start = groups[-1][0]
             fits_units = max_units is None or count < max_units
-            fits_chars = max_chars is None or end - group_start <= max_chars
-            if fits_units and fits_chars:
+            if fits_units and limits.fits(group_start, end):
                 groups[-1] = (group_start, end)
                 count += 1
                 continue
@@ -417,19 +411,19 @@ def _group(
 
 
 def _chunk_sentences(
-    text: str, max_sentences: int | None, max_chars: int | None
+    text: str, config: SentencesChunker, tokenizer: Tokenizer
 ) -> list[tuple[int, int]]:
-    sentences = _sentence_spans(text)
-    if max_chars is not None:
-        sentences = _cut_long(text, sentences, max_chars)
-    return _group(sentences, max_sentences, max_chars)
+    limits = _Limits.of(text, config.max_chars, config.max_tokens, tokenizer)
+    return _group(limits.cut(text, _sentence_spans(text)), config.max_sentences, limits)
 
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)", re.MULTILINE)
 
 
-def _chunk_paragraphs(text: str, max_chars: int) -> list[tuple[int, int]]:
+def _chunk_paragraphs(
+    text: str, config: ParagraphsChunker, tokenizer: Tokenizer
+) -> list[tuple[int, int]]:
     bounds = _content_bounds(text)
     if bounds is None:
         return []
@@ -449,72 +443,103 @@ def _chunk_paragraphs(text: str, max_chars: int) -> list[tuple[int, int]]:
         paragraphs.append((start, end))
     # A heading starts a new chunk; a long paragraph is cut into several units, and only its
     # first unit can be a heading.
+    limits = _Limits.of(text, config.max_chars, config.max_tokens, tokenizer)
     units: list[tuple[int, int]] = []
     breaks: set[int] = set()
     for start, end in paragraphs:
         if start in headings:
             breaks.add(len(units))
-        units.extend(_cut_long(text, [(start, end)], max_chars))
-    return _group(units, None, max_chars, frozenset(breaks))
+        units.extend(limits.cut(text, [(start, end)]))
+    return _group(units, None, limits, frozenset(breaks))
+
+
+def _chunk_document(text: str, config: object, tokenizer: Tokenizer) -> list[tuple[int, int]]:
+    bounds = _content_bounds(text)
+    return [] if bounds is None else [bounds]
+
+
+def _chunk_chars_config(
+    text: str, config: CharsChunker, tokenizer: Tokenizer
+) -> list[tuple[int, int]]:
+    return _chunk_chars(text, config.size, config.overlap)
+
+
+def _chunk_tokens_config(
+    text: str, config: TokensChunker, tokenizer: Tokenizer
+) -> list[tuple[int, int]]:
+    return _chunk_tokens(text, config.size, config.overlap, tokenizer)
+
+
+_AnyChunker = DocumentChunker | CharsChunker | TokensChunker | SentencesChunker | ParagraphsChunker
+_Cutter = Callable[[str, _AnyChunker, Tokenizer], list[tuple[int, int]]]
+
+CHUNKERS: dict[str, _Cutter] = {
+    "document": _chunk_document,
+    "chars": _chunk_chars_config,  # type: ignore[dict-item]  # called with its own config
+    "tokens": _chunk_tokens_config,  # type: ignore[dict-item]
+    "sentences": _chunk_sentences,  # type: ignore[dict-item]
+    "paragraphs": _chunk_paragraphs,  # type: ignore[dict-item]
+}
+"""Each chunker kind's cutting function: ``(text, config, tokenizer) -> spans``."""
+
+
+def uses_tokenizer(config: _AnyChunker) -> bool:
+    """Whether the chunker counts tokens (``tokens``, or a ``max_tokens`` limit)."""
+    return config.kind == "tokens" or getattr(config, "max_tokens", None) is not None
 
 
 def chunk_text(
-    text: str,
-    config: DocumentChunker | CharsChunker | TokensChunker | SentencesChunker | ParagraphsChunker,
+    text: str, config: _AnyChunker, tokenizer: Tokenizer | None = None
 ) -> list[tuple[int, int]]:
     """Cut one text into chunk spans.
 
     Guarantees: spans lie within the text, are non-empty, ordered by start and end, and cover
     every non-whitespace character; consecutive spans overlap by exactly ``overlap`` characters
-    (``chars``) or word tokens (``tokens``) and not at all for the other kinds, except across a
+    (``chars``) or tokens (``tokens``) and not at all for the other kinds, except across a
     whitespace run longer than a chunk, which is skipped.
 
     Rules: ``document`` is the text from its first to its last non-whitespace character.
     ``chars`` windows hold at most ``size`` characters; a window that does not reach the end is
     cut at the last word end (non-whitespace followed by whitespace) within its final fifth, or
     at exactly ``size`` characters when there is none; the next window starts ``overlap``
-    characters before the cut. ``tokens`` windows hold ``size`` whitespace-separated tokens.
-    ``sentences`` groups sentences (split after ``.``, ``!`` or ``?`` followed by an upper-case
-    letter, digit or opening quote, or at a blank line; not after abbreviations such as
-    ``e.g.``, ``Dr.``, ``Fig.`` or single-letter initials) up to ``max_sentences`` and
-    ``max_chars``. ``paragraphs`` merges blank-line paragraphs up to ``max_chars``, a markdown
-    heading always starting a new chunk. A sentence or paragraph longer than ``max_chars`` is
-    cut like ``chars`` without overlap.
+    characters before the cut. ``tokens`` windows hold ``size`` tokens of ``tokenizer``, cut on
+    its token boundaries. ``sentences`` groups sentences (split after ``.``, ``!`` or ``?``
+    followed by an upper-case letter, digit or opening quote, or at a blank line; not after
+    abbreviations such as ``e.g.``, ``Dr.``, ``Fig.`` or single-letter initials) up to
+    ``max_sentences``, ``max_chars`` and ``max_tokens``. ``paragraphs`` merges blank-line
+    paragraphs up to ``max_chars`` and ``max_tokens``, a markdown heading always starting a
+    new chunk. A sentence or paragraph longer than ``max_chars`` is cut like ``chars`` without
+    overlap, and one of more than ``max_tokens`` tokens into windows of ``max_tokens`` tokens.
 
     Args:
         text: The document text.
         config: The chunker settings.
+        tokenizer: Whose tokens ``tokens`` and ``max_tokens`` count (default: ``words``, runs of
+            non-whitespace characters).
 
     Returns:
         Ordered, non-empty ``(start, end)`` spans of ``text`` covering every non-whitespace
         character; empty for a whitespace-only text.
     """
-    if isinstance(config, DocumentChunker):
-        bounds = _content_bounds(text)
-        return [] if bounds is None else [bounds]
-    if isinstance(config, CharsChunker):
-        return _chunk_chars(text, config.size, config.overlap)
-    if isinstance(config, TokensChunker):
-        return _chunk_tokens(text, config.size, config.overlap)
-    if isinstance(config, SentencesChunker):
-        return _chunk_sentences(text, config.max_sentences, config.max_chars)
-    return _chunk_paragraphs(text, config.max_chars)
+    return CHUNKERS[config.kind](text, config, WORDS if tokenizer is None else tokenizer)
 
 
 def chunk_corpus(
-    corpus: Mapping[str, str],
-    config: DocumentChunker | CharsChunker | TokensChunker | SentencesChunker | ParagraphsChunker,
+    corpus: Mapping[str, str], config: _AnyChunker, tokenizer: Tokenizer | None = None
 ) -> list[Chunk]:
     """Cut every document of a corpus, in the corpus's order.
 
     Args:
         corpus: Document id to text (a :class:`~groundkit.judgments.Corpus` or any mapping).
         config: The chunker settings.
+        tokenizer: Whose tokens the chunker counts (default: ``words``); see :func:`chunk_text`.
 
     Returns:
         The chunks, document by document, each document's chunks in text order.
     """
+    cut = CHUNKERS[config.kind]
+    tokens = WORDS if tokenizer is None else tokenizer
     chunks: list[Chunk] = []
     for doc, text in corpus.items():
-        chunks.extend(Chunk(doc, start, end) for start, end in chunk_text(text, config))
+        chunks.extend(Chunk(doc, start, end) for start, end in cut(text, config, tokens))
     return chunks

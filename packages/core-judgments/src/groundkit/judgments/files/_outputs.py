@@ -509,6 +509,17 @@ class OutputSet:
                 _remove(journal)
             self.committed = True
 
+    def _final_of(self, error: OSError) -> Path:
+        """The output a failed rename was for: its final name, never its temporary's."""
+        for name in (error.filename, error.filename2):
+            if not name:
+                continue
+            path = Path(os.fsdecode(name)).absolute()
+            for final, temporary in self._temporaries.items():
+                if path in (final, temporary.absolute()):
+                    return final
+        return self.finals[0]
+
     def _rolled_back(
         self, members: list[dict[str, Any]], journals: list[Path], error: OSError
     ) -> None:
@@ -517,7 +528,7 @@ class OutputSet:
         Raises:
             OutputSetError: Always, saying which of the two happened.
         """
-        where = Path(error.filename) if error.filename else self.finals[0]
+        where = self._final_of(error)
         reason = error.strerror or str(error)
         if not _undo(members):
             raise OutputSetError(

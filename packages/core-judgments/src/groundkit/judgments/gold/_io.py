@@ -43,7 +43,7 @@ def read_json_file(
 
     Reads regular files only (a pipe or a device never blocks the reader), names the line of
     invalid UTF-8 and the line and column of invalid JSON, and refuses NaN and Infinity, which
-    are not JSON.
+    are not JSON, a key given twice in one object and nesting too deep to decode.
 
     Args:
         path: The file.
@@ -76,12 +76,15 @@ def read_json_file(
     if not text.strip():
         raise error(f"the {what} file is empty", path=file)
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        # A key given twice would silently keep its last value: the file is refused.
+        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         message = f"not JSON: {exc.msg} (column {exc.colno})"
         raise error(message, path=file, line=exc.lineno) from None
-    except ValueError as exc:  # NaN or Infinity: not JSON
+    except ValueError as exc:  # NaN or Infinity, or a key given twice: not JSON we accept
         raise error(f"not JSON: {exc}", path=file) from None
+    except RecursionError:  # arrays or objects nested thousands deep
+        raise error(f"not JSON: the {what} nests arrays or objects too deep", path=file) from None
 
 
 def _refuse_constant(name: str) -> Any:

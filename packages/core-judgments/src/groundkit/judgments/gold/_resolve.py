@@ -15,13 +15,15 @@ A quote found more than once resolves to every occurrence: the judgment says *wh
 the query, not which copy, so retrieving any copy counts as retrieving the evidence. When the
 exact pass finds the quote, typographic variants of it elsewhere are not searched for.
 
+Quotes are NFC when read (:mod:`groundkit.judgments.gold._models`); a document that is not NFC
+is still searched exactly first (an NFC quote is found as written in an NFC stretch of it), then
+through its normalised form, so an NFC quote finds its decomposed (NFD) copy and the span is
+reported as offsets into the document as read.
+
 A quote that is still not found is reported with the most similar passage of its document and a
-similarity in [0, 1], so that a person can correct it. Candidate windows of the quote's length are
-anchored on the quote's rarest words; each is scored by the longest common subsequence of
-characters, ``2 * LCS / (len(window) + len(quote))`` (the Indel similarity, what RapidFuzz
-calls ``ratio``), computed bit-parallel on Python integers (Hyyrö's algorithm): about
-``len(window) * len(quote) / 64`` word operations per window, so a 3,000-character quote in a
-200 KB document takes well under a second whatever the text.
+similarity in [0, 1], so that a person can correct it: a bounded search, see
+:mod:`groundkit.judgments.gold._closest` (at most 16 scans of the document, 40 windows scored, on
+at most 2,000 characters of the quote).
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -41,6 +42,8 @@ from pydantic import BaseModel, ConfigDict
 
 from groundkit.judgments._errors import JudgmentError
 from groundkit.judgments.corpus._corpus import Corpus
+from groundkit.judgments.gold._closest import _LcsScorer as _LcsScorer
+from groundkit.judgments.gold._closest import closest_window
 from groundkit.judgments.gold._models import GoldQuote, Judgment
 
 __all__ = [
@@ -87,11 +90,10 @@ for _char, _spelling in _REPLACEMENTS.items():
         _MAP_BMP[ord(_char)] = ord(_spelling)
 _EXPANSIONS = {ord(char): spelling for char, spelling in _REPLACEMENTS.items() if len(spelling) > 1}
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
-_WORD = re.compile(r"\w+")
 
-# Closest-passage search budget: enough to find a typo'd quote, small enough for long documents.
-_MAX_SEEDS = 4
-_MAX_CANDIDATES = 40
+# What Python's str.isspace() accepts below U+0080: tab to CR, the separators 0x1C-0x1F, space.
+_ASCII_SPACE = np.zeros(256, dtype=bool)
+_ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +265,20 @@ def _nfc_region(region: str) -> tuple[str, _Offsets]:
     return normalised, np.zeros(len(normalised), dtype=np.int64)
 
 
+def _normalise_ascii(text: str) -> _Normalised:
+    """:func:`_normalise` of ASCII text: only whitespace runs change (one byte a character)."""
+    data = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    is_space = _ASCII_SPACE[data]
+    keep = np.ones(len(data), dtype=bool)
+    keep[1:] = ~(is_space[1:] & is_space[:-1])
+    mapped = np.where(is_space, np.uint8(_SPACE), data)
+    normalised = mapped[keep].tobytes().decode("ascii")
+    return _Normalised(normalised, np.flatnonzero(keep).astype(np.int64), len(text))
+
+
 def _normalise(text: str) -> _Normalised:
+    if text.isascii():
+        return _normalise_ascii(text)
     nfc_text, starts = _nfc(text)
     codes = _code_points(nfc_text)
     in_bmp = codes < _BMP
@@ -373,10 +388,12 @@ def resolve_quote(text: str, quote: str) -> tuple[list[tuple[int, int]], Method 
 def closest_passage(text: str, quote: str) -> tuple[str, float] | None:
     """The passage of ``text`` most similar to ``quote``, for reporting an unresolved quote.
 
-    Candidate windows of the quote's length are anchored on occurrences of the quote's rarest
-    words in the document and scored by their longest common subsequence with the quote, on
-    normalised text (see the module documentation), so the cost depends on the quote and a
-    bounded number of windows, not on the document size squared.
+    Candidate windows of the quote's length are anchored where short stretches or the rarest
+    words of the quote occur in the document, and scored by their longest common subsequence
+    with the quote, on normalised text. The search is bounded (at most 40 windows, scored on
+    at most 2,000 characters of the quote, a few dozen scans of the document; see
+    :mod:`groundkit.judgments.gold._closest`): linear in the document, whatever the quote's
+    length, and the passage is the best of those windows.
 
     Args:
         text: The document text.
@@ -384,89 +401,21 @@ def closest_passage(text: str, quote: str) -> tuple[str, float] | None:
 
     Returns:
         ``(passage, similarity)``: the passage as it appears in ``text`` (widened to whole
-        words) and its similarity ratio in [0, 1]; ``None`` if ``text`` or ``quote`` is blank.
+        words, by at most 40 characters a side) and its similarity ratio in [0, 1]; ``None``
+        if ``text`` or ``quote`` is blank.
     """
     return _closest(_normalise(text), text, _normalised_quote(quote))
 
 
-class _LcsScorer:
-    """Similarity of texts to one fixed quote: ``2 * LCS / (len(text) + len(quote))``.
-
-    The LCS length is computed with Hyyrö's bit-parallel recurrence (one machine word per 64
-    quote characters, here one Python integer for the whole quote): for every character of the
-    other text, ``V = (V + U) | (V - U)`` with ``U = V & match_mask[char]``; the LCS length is
-    the number of zero bits of ``V``.
-    """
-
-    def __init__(self, quote: str) -> None:
-        self.length = len(quote)
-        self.full = (1 << self.length) - 1
-        masks: dict[str, int] = {}
-        for index, char in enumerate(quote):
-            masks[char] = masks.get(char, 0) | (1 << index)
-        self.masks = masks
-        self.counts = Counter(quote)
-
-    def lcs(self, other: str) -> int:
-        """The length of the longest common subsequence of ``other`` and the quote."""
-        masks = self.masks
-        full = self.full
-        row = full
-        for char in other:
-            matches = row & masks.get(char, 0)
-            row = ((row + matches) | (row - matches)) & full
-        return self.length - row.bit_count()
-
-    def ratio(self, other: str, *, at_least: float = -1.0) -> float:
-        """The similarity in [0, 1]; ``-1`` without computing it when it cannot beat ``at_least``.
-
-        The shared character counts bound the LCS from above, which skips hopeless windows.
-        """
-        total = len(other) + self.length
-        if total == 0:
-            return 1.0
-        shared = sum((Counter(other) & self.counts).values())
-        if 2.0 * shared / total <= at_least:
-            return -1.0
-        return 2.0 * self.lcs(other) / total
-
-
 def _closest(normalised: _Normalised, text: str, quote: str) -> tuple[str, float] | None:
-    haystack = normalised.text
-    if not haystack.strip() or not quote:
+    found = closest_window(normalised.text, quote)
+    if found is None:
         return None
-    width = min(len(quote), len(haystack))
-    last_start = len(haystack) - width
-    # First position of each word within the quote (reversed so the earliest one wins).
-    offsets = {match.group(): match.start() for match in reversed(list(_WORD.finditer(quote)))}
-    # Rarest words first: they pin the quote's location best; longer words break ties.
-    ranked = sorted((haystack.count(word), -len(word), word) for word in offsets)
-    seeds = [word for count, _, word in ranked if count > 0][:_MAX_SEEDS]
-    candidates: set[int] = set()
-    for word in seeds:
-        position = haystack.find(word)
-        while position >= 0 and len(candidates) < _MAX_CANDIDATES:
-            candidates.add(min(max(position - offsets[word], 0), last_start))
-            position = haystack.find(word, position + 1)
-    if not candidates:
-        step = last_start // _MAX_CANDIDATES + 1
-        candidates = set(range(0, last_start + 1, step))
-    scorer = _LcsScorer(quote)
-    best_ratio, best_start = -1.0, 0
-    for start in sorted(candidates):
-        ratio = scorer.ratio(haystack[start : start + width], at_least=best_ratio)
-        if ratio > best_ratio:
-            best_ratio, best_start = ratio, start
-    start, end = best_start, best_start + width
-    # Widen to whole words so the person fixing the quote sees complete words.
-    while start > 0 and haystack[start - 1].isalnum() and haystack[start].isalnum():
-        start -= 1
-    while end < len(haystack) and haystack[end - 1].isalnum() and haystack[end].isalnum():
-        end += 1
+    start, end, similarity = found
     starts = normalised.starts
     original_start = int(starts[start])
     original_end = int(starts[end]) if end < len(starts) else normalised.original_length
-    return text[original_start:original_end].strip(), round(max(best_ratio, 0.0), 4)
+    return text[original_start:original_end].strip(), similarity
 
 
 # Corpus-level API ---------------------------------------------------------------------------
@@ -485,11 +434,24 @@ def _as_corpus(corpus: Corpus | Mapping[str, str]) -> Corpus:
 
 
 def _corpus_id(corpus: Corpus, doc: str) -> str | None:
-    """The corpus's id for ``doc``, also when one is NFC and the other decomposed."""
+    """The corpus's id for ``doc``, also when one is NFC and the other decomposed.
+
+    Judgment ids are NFC (see :mod:`groundkit.judgments.gold._models`) and so are the ids of
+    a corpus read from a folder; a corpus built from a mapping keeps its keys as given, so a
+    decomposed key is found through its NFC form (the first such key in id order).
+    """
     if doc in corpus:
         return doc
     composed = unicodedata.normalize("NFC", doc)
-    return composed if composed in corpus else None
+    if composed in corpus:
+        return composed
+    by_nfc: dict[str, str] | None = corpus._derived.get("ids_by_nfc")
+    if by_nfc is None:
+        by_nfc = {}
+        for known in sorted(corpus):
+            by_nfc.setdefault(unicodedata.normalize("NFC", known), known)
+        corpus._derived["ids_by_nfc"] = by_nfc
+    return by_nfc.get(composed)
 
 
 def _resolve_gold(corpus: Corpus, gold: GoldQuote) -> ResolvedQuote:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     )
     from groundkit.judgments.metrics._spec import METRIC_KINDS, MetricSpec, parse_metric
     from groundkit.judgments.metrics._tables import (
+        ChunkSpans,
         GoldItem,
         GoldTable,
         HitTable,
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "METRIC_KINDS": "groundkit.judgments.metrics._spec",
     "RRF_K": "groundkit.judgments._fusion",
+    "ChunkSpans": "groundkit.judgments.metrics._tables",
     "GoldItem": "groundkit.judgments.metrics._tables",
     "GoldTable": "groundkit.judgments.metrics._tables",
     "Hit": "groundkit.judgments.metrics._hits",
@@ -42,6 +44,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "METRIC_KINDS",
     "RRF_K",
+    "ChunkSpans",
     "GoldItem",
     "GoldTable",
     "Hit",

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from groundkit.judgments.metrics._tables import HitTable
+from groundkit.judgments.metrics._tables import ChunkSpans, HitTable
 
 IntArray = npt.NDArray[np.int64]
 MaskArray = npt.NDArray[np.uint64]
 
 
-def _shared_codes(gold_docs: tuple[str, ...], hits: HitTable) -> IntArray:
-    """Hit document codes in the gold code space.
+def _shared_codes(gold_docs: tuple[str, ...], hits: HitTable | ChunkSpans) -> IntArray:
+    """Hit (or chunk) document codes in the gold code space.
 
     Documents unknown to the gold get codes ``len(gold_docs) + j``, distinct from each other.
     """

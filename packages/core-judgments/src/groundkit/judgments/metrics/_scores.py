@@ -38,8 +38,14 @@ contribute nothing. With these:
 * ``rprec = U_R / R`` with ``R = G`` (useful hits in the top ``R``).
 * ``span_recall@k = |H_k ∩ S| / |S|`` and ``span_precision@k = |H_k ∩ S| / |H_k|``, in
   characters, where ``H_k`` is the union of the top-``k`` hit spans and ``S`` the union of all
-  gold spans (both per document). They are ``0`` when the denominator is ``0``.
-  ``min_overlap_fraction`` does not apply to them.
+  gold spans (both per document). ``span_iou@k = |H_k ∩ S| / |H_k ∪ S|``. Chroma's
+  (chunking_evaluation) conventions divide by the *sum* of the hit lengths
+  ``L_k = sum_{i<=k} |h_i|`` instead of the union: ``span_precision_chroma@k = |H_k ∩ S| / L_k``
+  and ``span_iou_chroma@k = |H_k ∩ S| / (L_k + |S| - |H_k ∩ S|)``. ``precision_omega`` (no
+  cutoff) is the best precision the stage's chunker allows, Chroma's precision Ω: with ``O``
+  the union of the stage's chunks sharing a character with a gold span,
+  ``|O ∩ S| / |O ∪ S|``; it needs the chunk list (``chunks=``). All are ``0`` when the
+  denominator is ``0``. ``min_overlap_fraction`` does not apply to them.
 * Character budgets, fair across chunk sizes: ``recall@Nc`` and ``ndcg@Nc``. Hits are read in
   rank order while characters remain: hit ``i`` is read when the hits before it total fewer
   than ``N`` characters, and the hit that would exceed the budget is cut to its first
@@ -75,8 +81,16 @@ import numpy.typing as npt
 from groundkit.judgments._errors import JudgmentError
 from groundkit.judgments.metrics._codes import _popcount, _shared_codes
 from groundkit.judgments.metrics._hits import check_min_overlap_fraction
+from groundkit.judgments.metrics._spans import (
+    SPAN_KINDS,
+    GoldSpans,
+    Selection,
+    omega_selection,
+    overlap_totals,
+    span_value,
+)
 from groundkit.judgments.metrics._spec import MetricSpec, parse_metric
-from groundkit.judgments.metrics._tables import GoldTable, HitTable
+from groundkit.judgments.metrics._tables import ChunkSpans, GoldTable, HitTable
 
 __all__ = ["MetricTable", "mean_scores", "score_queries", "score_table"]
 
@@ -86,7 +100,6 @@ BoolArray = npt.NDArray[np.bool_]
 MaskArray = npt.NDArray[np.uint64]
 
 _MAX_FAST_QUOTES = 64
-_SPAN_KINDS = frozenset({"span_recall", "span_precision"})
 # Upper bound of block cells (depth x queries) processed at once, to bound memory.
 _BLOCK_CELLS = 1 << 22
 
@@ -151,6 +164,7 @@ def score_queries(
     metrics: Sequence[str],
     *,
     min_overlap_fraction: float = 0.0,
+    chunks: ChunkSpans | Sequence[Any] | None = None,
 ) -> dict[str, dict[str, float]]:
     """Score ranked hits against quote-anchored gold, per query.
 
@@ -167,15 +181,22 @@ def score_queries(
         metrics: Metric names (see :func:`parse_metric`).
         min_overlap_fraction: Fraction of a gold span a hit must cover to touch it (0 = one
             shared character is enough).
+        chunks: Every chunk of the stage (a :class:`ChunkSpans`, or objects with ``doc``,
+            ``start``, ``end``); needed by ``precision_omega`` only.
 
     Returns:
         ``{query_id: {metric: value}}`` in gold order.
 
     Raises:
-        JudgmentError: On an unknown metric, a query without gold, or invalid spans.
+        JudgmentError: On an unknown metric, a query without gold, invalid spans, or
+            ``precision_omega`` without ``chunks``.
     """
     return score_table(
-        gold_by_query, hits_by_query, metrics, min_overlap_fraction=min_overlap_fraction
+        gold_by_query,
+        hits_by_query,
+        metrics,
+        min_overlap_fraction=min_overlap_fraction,
+        chunks=chunks,
     ).to_dict()
 
 
@@ -185,6 +206,7 @@ def score_table(
     metrics: Sequence[str],
     *,
     min_overlap_fraction: float = 0.0,
+    chunks: ChunkSpans | Sequence[Any] | None = None,
 ) -> MetricTable:
     """Same as :func:`score_queries`, returning a :class:`MetricTable` (arrays, no dicts).
 
@@ -193,12 +215,14 @@ def score_table(
         hits_by_query: Ranked hits by query id, or a :class:`HitTable`.
         metrics: Metric names.
         min_overlap_fraction: Fraction of a gold span a hit must cover to touch it.
+        chunks: Every chunk of the stage; needed by ``precision_omega`` only.
 
     Returns:
         The per-query values.
 
     Raises:
-        JudgmentError: On an unknown metric, a query without gold, or invalid spans.
+        JudgmentError: On an unknown metric, a query without gold, invalid spans, or
+            ``precision_omega`` without ``chunks``.
     """
     if isinstance(metrics, str):
         raise JudgmentError("metrics must be a sequence of metric names, not one string")
@@ -215,12 +239,16 @@ def score_table(
     hits = (
         hits_by_query if isinstance(hits_by_query, HitTable) else HitTable.from_hits(hits_by_query)
     )
+    if chunks is not None and not isinstance(chunks, ChunkSpans):
+        chunks = ChunkSpans.from_chunks(chunks)
     ctx = _Context(gold, hits, fraction)
     names = tuple(specs)
     values = np.zeros((ctx.n_queries, len(names)), dtype=np.float64)
     columns = {name: index for index, name in enumerate(names)}
 
-    ranked = [spec for spec in specs.values() if spec.kind not in _SPAN_KINDS]
+    ranked = [
+        spec for spec in specs.values() if spec.kind not in SPAN_KINDS and not spec.needs_chunks
+    ]
     plain = [spec for spec in ranked if spec.budget_chars is None]
     if plain:
         _score_ranked(ctx, ctx.hit_ends, None, plain, values, columns)
@@ -228,12 +256,7 @@ def score_table(
         ends, considered = ctx.budget_ends(budget)
         chosen = [spec for spec in ranked if spec.budget_chars == budget]
         _score_ranked(ctx, ends, considered, chosen, values, columns)
-    for cutoff in sorted({spec.cutoff or 0 for spec in specs.values() if spec.kind in _SPAN_KINDS}):
-        recall, precision = _span_scores(ctx, cutoff)
-        for spec in specs.values():
-            if spec.kind in _SPAN_KINDS and spec.cutoff == cutoff:
-                column = recall if spec.kind == "span_recall" else precision
-                values[:, columns[spec.name]] = column
+    _span_columns(ctx, list(specs.values()), chunks, values, columns)
     return MetricTable(query_ids=gold.query_ids, metrics=names, values=values)
 
 
@@ -284,11 +307,24 @@ class _Context:
             self.hit_start = np.zeros(nq, dtype=np.int64)
             self.hit_count = np.zeros(nq, dtype=np.int64)
         self.hit_table = hits
+        self.gold_doc_ids = gold.doc_ids
         self.hit_docs = _shared_codes(gold.doc_ids, hits)
         self.n_codes = len(gold.doc_ids) + len(hits.doc_ids)
         self.hit_starts = hits.starts
         self.hit_ends = hits.ends
         self._idcg_cache: dict[int, FloatArray] = {}
+
+    def gold_spans(self) -> GoldSpans:
+        """The non-empty gold spans, for the span metrics."""
+        keep = self.span_ends > self.span_starts
+        return GoldSpans(
+            n_queries=self.n_queries,
+            n_codes=self.n_codes,
+            query=self.span_query[keep],
+            docs=self.span_docs[keep],
+            starts=self.span_starts[keep],
+            ends=self.span_ends[keep],
+        )
 
     def idcg(self, cutoff: int) -> FloatArray:
         """IDCG at a rank cutoff, per query."""
@@ -522,72 +558,40 @@ def _block_metrics(
         values[rows, column] = result
 
 
-def _merge(
-    starts: IntArray, ends: IntArray, owners: IntArray
-) -> tuple[IntArray, IntArray, IntArray]:
-    """Disjoint pieces covering the union of intervals on one line (sorted by start)."""
-    order = np.argsort(starts, kind="stable")
-    starts = starts[order]
-    ends = ends[order]
-    owners = owners[order]
-    reach = np.empty_like(ends)
-    if ends.size:
-        reach[0] = starts[0]
-        reach[1:] = np.maximum.accumulate(ends)[:-1]
-    piece_starts = np.maximum(starts, reach)
-    keep = ends > piece_starts
-    return piece_starts[keep], ends[keep], owners[keep]
-
-
-def _span_scores(ctx: _Context, cutoff: int) -> tuple[FloatArray, FloatArray]:
-    """span_recall@k and span_precision@k for every query."""
-    nq = ctx.n_queries
+def _top_k(ctx: _Context, cutoff: int) -> Selection:
+    """The top-``cutoff`` hits of every query."""
     taken = np.minimum(ctx.hit_count, cutoff)
     total = int(taken.sum())
-    hit_query = np.repeat(np.arange(nq, dtype=np.int64), taken)
-    group_first = np.zeros(nq + 1, dtype=np.int64)
+    query = np.repeat(np.arange(ctx.n_queries, dtype=np.int64), taken)
+    group_first = np.zeros(ctx.n_queries + 1, dtype=np.int64)
     np.cumsum(taken, out=group_first[1:])
-    hit_rows = np.repeat(ctx.hit_start, taken) + (
+    rows = np.repeat(ctx.hit_start, taken) + (
         np.arange(total, dtype=np.int64) - np.repeat(group_first[:-1], taken)
     )
-    hit_docs = ctx.hit_docs[hit_rows]
-    hit_starts = ctx.hit_starts[hit_rows]
-    hit_ends = ctx.hit_ends[hit_rows]
-    gold_keep = ctx.span_ends > ctx.span_starts
-    gold_query = ctx.span_query[gold_keep]
-    gold_docs = ctx.span_docs[gold_keep]
-    gold_starts = ctx.span_starts[gold_keep]
-    gold_ends = ctx.span_ends[gold_keep]
+    return Selection(query, ctx.hit_docs[rows], ctx.hit_starts[rows], ctx.hit_ends[rows])
 
-    # Lay every (query, document) pair end to end on one line, so that unions and
-    # intersections of intervals become plain 1-D interval arithmetic.
-    keys = np.concatenate(
-        [hit_query * ctx.n_codes + hit_docs, gold_query * ctx.n_codes + gold_docs]
-    )
-    _, group = np.unique(keys, return_inverse=True)
-    limit = int(max(hit_ends.max(initial=0), gold_ends.max(initial=0))) + 1
-    if len(keys) and (int(group.max()) + 1) * limit >= 2**62:
-        raise JudgmentError("spans too long to compute span metrics")
-    base = group.astype(np.int64) * limit
-    n_hits = len(hit_rows)
-    hit_pieces = _merge(hit_starts + base[:n_hits], hit_ends + base[:n_hits], hit_query)
-    gold_pieces = _merge(gold_starts + base[n_hits:], gold_ends + base[n_hits:], gold_query)
-    gold_lengths = gold_pieces[1] - gold_pieces[0]
-    covered_before = np.concatenate([[0], np.cumsum(gold_lengths)])
 
-    def covered(points: IntArray) -> IntArray:
-        # Gold characters strictly before each point.
-        if gold_lengths.size == 0:
-            return np.zeros(points.shape, dtype=np.int64)
-        slot = np.searchsorted(gold_pieces[0], points, side="right") - 1
-        safe = np.maximum(slot, 0)
-        inside = np.clip(points - gold_pieces[0][safe], 0, gold_lengths[safe])
-        return np.where(slot >= 0, covered_before[safe] + inside, 0)
-
-    shared = covered(hit_pieces[1]) - covered(hit_pieces[0])
-    hit_total = np.bincount(hit_pieces[2], weights=hit_pieces[1] - hit_pieces[0], minlength=nq)
-    gold_total = np.bincount(gold_pieces[2], weights=gold_lengths, minlength=nq)
-    inter = np.bincount(hit_pieces[2], weights=shared, minlength=nq)
-    recall = np.divide(inter, gold_total, out=np.zeros(nq), where=gold_total > 0)
-    precision = np.divide(inter, hit_total, out=np.zeros(nq), where=hit_total > 0)
-    return recall, precision
+def _span_columns(
+    ctx: _Context,
+    specs: Sequence[MetricSpec],
+    chunks: ChunkSpans | None,
+    values: FloatArray,
+    columns: Mapping[str, int],
+) -> None:
+    """Compute the span metrics (cutoff ones and ``precision_omega``) into ``values``."""
+    gold = ctx.gold_spans()
+    for cutoff in sorted({spec.cutoff or 0 for spec in specs if spec.kind in SPAN_KINDS}):
+        overlap = overlap_totals(gold, _top_k(ctx, cutoff))
+        for spec in specs:
+            if spec.kind in SPAN_KINDS and spec.cutoff == cutoff:
+                values[:, columns[spec.name]] = span_value(spec.kind, overlap)
+    omega = [spec for spec in specs if spec.needs_chunks]
+    if omega:
+        if chunks is None:
+            raise JudgmentError(
+                f"metric {omega[0].name!r} needs the stage's chunk list (pass chunks=...)"
+            )
+        codes = _shared_codes(ctx.gold_doc_ids, chunks)
+        selected = omega_selection(gold, codes, chunks.starts, chunks.ends)
+        for spec in omega:
+            values[:, columns[spec.name]] = span_value(spec.kind, overlap_totals(gold, selected))

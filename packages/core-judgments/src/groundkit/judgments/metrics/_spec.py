@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -12,11 +12,6 @@ from groundkit.judgments._errors import JudgmentError
 __all__ = ["METRIC_KINDS", "MetricKind", "MetricSpec", "parse_metric"]
 
 MetricKind = Literal[
-    "recall", "hit", "precision", "mrr", "ndcg", "map", "rprec", "span_recall", "span_precision"
-]
-
-#: Every metric kind, in the order the documentation lists them.
-METRIC_KINDS: tuple[MetricKind, ...] = (
     "recall",
     "hit",
     "precision",
@@ -26,10 +21,17 @@ METRIC_KINDS: tuple[MetricKind, ...] = (
     "rprec",
     "span_recall",
     "span_precision",
-)
+    "span_precision_chroma",
+    "span_iou",
+    "span_iou_chroma",
+    "precision_omega",
+]
 
-_NO_CUTOFF = frozenset({"mrr", "map", "rprec"})
-_NEEDS_CUTOFF = frozenset({"hit", "precision", "span_recall", "span_precision"})
+#: Every metric kind, in the order the documentation lists them.
+METRIC_KINDS: tuple[MetricKind, ...] = get_args(MetricKind)
+
+# precision_omega takes no cutoff either: it reads the stage's chunks, not its ranking.
+_NO_CUTOFF = frozenset({"mrr", "map", "rprec", "precision_omega"})
 _BUDGETED = frozenset({"recall", "ndcg"})
 
 _NAME = re.compile(r"(?P<kind>[a-z_]+)(?:@(?P<number>[0-9]+)(?P<unit>[a-z]?))?")
@@ -52,16 +54,27 @@ class MetricSpec(BaseModel):
     cutoff: int | None = None
     budget_chars: int | None = None
 
+    @property
+    def needs_chunks(self) -> bool:
+        """Whether the metric reads the stage's chunk list (``precision_omega``), not its hits.
+
+        Such a metric describes the chunker, not the ranking: it cannot be computed from the
+        hits alone (re-scored, adjudicated, replayed) and is not measurable for a stage that
+        brings its own spans.
+        """
+        return self.kind == "precision_omega"
+
 
 def parse_metric(name: str) -> MetricSpec:
     """Parse a metric name.
 
-    Grammar: ``mrr``, ``map``, ``rprec`` (no cutoff; over every hit given);
-    ``recall@k``, ``hit@k``, ``precision@k``, ``ndcg@k``, ``span_recall@k``,
-    ``span_precision@k`` with a rank cutoff ``k >= 1``; ``recall@Nc`` and ``ndcg@Nc`` with a
-    budget of ``N >= 1`` characters. Numbers are written without leading zeros, so the name is
-    its own canonical form. Token budgets (``@Nt``) are not supported: counting tokens needs a
-    tokenizer and the hit texts, which the metrics never see.
+    Grammar: ``mrr``, ``map``, ``rprec`` (no cutoff; over every hit given); ``precision_omega``
+    (no cutoff; over the stage's chunks); ``recall@k``, ``hit@k``, ``precision@k``,
+    ``ndcg@k``, ``span_recall@k``, ``span_precision@k``, ``span_precision_chroma@k``,
+    ``span_iou@k``, ``span_iou_chroma@k`` with a rank cutoff ``k >= 1``; ``recall@Nc`` and
+    ``ndcg@Nc`` with a budget of ``N >= 1`` characters. Numbers are written without leading
+    zeros, so the name is its own canonical form. Token budgets (``@Nt``) are not supported:
+    counting tokens needs a tokenizer and the hit texts, which the metrics never see.
 
     Args:
         name: The metric name.

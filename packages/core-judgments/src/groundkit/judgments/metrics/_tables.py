@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from groundkit.judgments._errors import JudgmentError
 
 __all__ = [
+    "ChunkSpans",
     "GoldItem",
     "GoldTable",
     "HitTable",
@@ -370,6 +371,47 @@ class HitTable:
             docs=codes,
             starts=start_array,
             ends=end_array,
+            doc_ids=doc_ids,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class ChunkSpans:
+    """Every chunk a stage indexed, in columnar form: what ``precision_omega`` reads.
+
+    Row ``i`` is one chunk; ``docs`` are indices into ``doc_ids``. Sharing ``doc_ids`` (the
+    same tuple object) with the :class:`GoldTable` skips re-encoding document ids.
+
+    Attributes:
+        docs: Document code of each chunk.
+        starts: Start of each chunk.
+        ends: End (exclusive) of each chunk.
+        doc_ids: The document vocabulary.
+    """
+
+    docs: IntArray
+    starts: IntArray
+    ends: IntArray
+    doc_ids: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        for name in ("docs", "starts", "ends"):
+            object.__setattr__(self, name, _as_int_array(getattr(self, name), name))
+        object.__setattr__(self, "doc_ids", tuple(self.doc_ids))
+        _check_intervals(self.docs, self.starts, self.ends, len(self.doc_ids), "chunks")
+
+    @classmethod
+    def from_chunks(cls, chunks: Sequence[Any]) -> ChunkSpans:
+        """Build the table from chunk objects (anything with ``doc``, ``start`` and ``end``).
+
+        Raises:
+            JudgmentError: On an invalid chunk span.
+        """
+        doc_ids, codes = _encode([chunk.doc for chunk in chunks])
+        return cls(
+            docs=codes,
+            starts=np.fromiter((c.start for c in chunks), np.int64, len(chunks)),
+            ends=np.fromiter((c.end for c in chunks), np.int64, len(chunks)),
             doc_ids=doc_ids,
         )
 

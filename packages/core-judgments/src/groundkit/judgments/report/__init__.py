@@ -23,12 +23,8 @@ if TYPE_CHECKING:
         StageCost,
         StagePrice,
     )
-    from groundkit.judgments.report._documents import (
-        check_report_corpus,
-        document_problems,
-        hit_key,
-        report_corpus_at_hand,
-    )
+    from groundkit.judgments.report._documents import check_report_corpus, report_corpus_at_hand
+    from groundkit.judgments.report._inputs import InputKind, anchor_inputs, recorded_input
     from groundkit.judgments.report._io import (
         check_report,
         checked_report_json,
@@ -59,15 +55,21 @@ if TYPE_CHECKING:
         RunInfo,
         StageReport,
         UnlocatedHit,
+        document_problems,
+        hit_key,
     )
     from groundkit.judgments.report._notes import NoteCode, NoteLevel, ReportNote
     from groundkit.judgments.report._statistics import (
+        MAX_RESAMPLES,
         BootstrapSettings,
         MetricAggregate,
         StageComparison,
     )
 
 _EXPORTS: dict[str, str] = {
+    "recorded_input": "groundkit.judgments.report._inputs",
+    "anchor_inputs": "groundkit.judgments.report._inputs",
+    "InputKind": "groundkit.judgments.report._inputs",
     "RealNumber": "groundkit.judgments._numbers",
     "WholeNumber": "groundkit.judgments._numbers",
     "CHUNK_SIZE_KNOBS": "groundkit.judgments.report._knobs",
@@ -80,6 +82,7 @@ _EXPORTS: dict[str, str] = {
     "AdjudicatedStage": "groundkit.judgments.report._adjudication",
     "AdjudicationInfo": "groundkit.judgments.report._adjudication",
     "BootstrapSettings": "groundkit.judgments.report._statistics",
+    "MAX_RESAMPLES": "groundkit.judgments.report._statistics",
     "CalibrationFigures": "groundkit.judgments.report._adjudication",
     "CalibrationStatus": "groundkit.judgments.report._adjudication",
     "EvalReport": "groundkit.judgments.report._models",
@@ -110,10 +113,10 @@ _EXPORTS: dict[str, str] = {
     "check_report_corpus": "groundkit.judgments.report._documents",
     "checked_report_json": "groundkit.judgments.report._io",
     "config_hash": "groundkit.judgments._hashing",
-    "document_problems": "groundkit.judgments.report._documents",
+    "document_problems": "groundkit.judgments.report._models",
     "dump_report": "groundkit.judgments.report._io",
     "flatten_stage_config": "groundkit.judgments.report._knobs",
-    "hit_key": "groundkit.judgments.report._documents",
+    "hit_key": "groundkit.judgments.report._models",
     "hit_touches_gold": "groundkit.judgments.report._judged",
     "judged_at": "groundkit.judgments.report._judged",
     "judged_notes": "groundkit.judgments.report._judged",
@@ -129,6 +132,7 @@ __all__ = [
     "COST_FIGURES",
     "JUDGED_CAUTION_BELOW",
     "JUDGED_CAUTION_CUTOFF",
+    "MAX_RESAMPLES",
     "MEASURED_FIGURES",
     "SCHEMA_VERSION",
     "AblationRow",
@@ -140,6 +144,7 @@ __all__ = [
     "EvalReport",
     "EvidenceTrace",
     "GoldEvidence",
+    "InputKind",
     "Knob",
     "LatencyBasis",
     "MemoryMethod",
@@ -162,6 +167,7 @@ __all__ = [
     "StageReport",
     "UnlocatedHit",
     "WholeNumber",
+    "anchor_inputs",
     "canonical_json",
     "check_report",
     "check_report_corpus",
@@ -176,6 +182,7 @@ __all__ = [
     "judged_notes",
     "load_report",
     "parse_report",
+    "recorded_input",
     "report_corpus_at_hand",
     "report_json_schema",
     "report_to_json",

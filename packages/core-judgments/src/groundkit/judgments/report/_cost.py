@@ -71,6 +71,13 @@ class StageCost(BaseModel):
         index_seconds: Seconds building the stage's index (chunking and ``index()``; for a
             stage that brings its own passages, reading them), model loading excluded.
         search_seconds: Seconds in the retriever's search, every query together.
+        tokenize_seconds: Seconds in a model's tokenizer (chunks and queries), when the
+            stage times it apart (dense stages); on a worker thread when tokenization
+            overlaps encoding, so it may overlap ``encode_seconds``.
+        encode_seconds: Seconds in a model's forward passes (chunks and queries, the copy of
+            the vectors off the device included), when the stage times them (dense stages).
+        vector_search_seconds: Seconds scoring the query vectors against the chunk vectors
+            and selecting the top hits (part of ``search_seconds``), when the stage times it.
         latency_basis: How the per-query latencies were obtained (:data:`LatencyBasis`).
         latency_p50: Median seconds per query.
         latency_p95: 95th percentile of seconds per query.
@@ -95,6 +102,9 @@ class StageCost(BaseModel):
     model_load_seconds: float | None = _SECONDS
     index_seconds: float | None = _SECONDS
     search_seconds: float | None = _SECONDS
+    tokenize_seconds: float | None = _SECONDS
+    encode_seconds: float | None = _SECONDS
+    vector_search_seconds: float | None = _SECONDS
     latency_basis: LatencyBasis | None = None
     latency_p50: float | None = _SECONDS
     latency_p95: float | None = _SECONDS
@@ -146,6 +156,9 @@ COST_FIGURES = (
     "model_load_seconds",
     "index_seconds",
     "search_seconds",
+    "tokenize_seconds",
+    "encode_seconds",
+    "vector_search_seconds",
     "latency_p50",
     "latency_p95",
     "latency_p99",
@@ -165,6 +178,9 @@ MEASURED_FIGURES = (
     "model_load_seconds",
     "index_seconds",
     "search_seconds",
+    "tokenize_seconds",
+    "encode_seconds",
+    "vector_search_seconds",
     "latency_p50",
     "latency_p95",
     "latency_p99",

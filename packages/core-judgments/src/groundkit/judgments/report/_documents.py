@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from groundkit.judgments._errors import JudgmentError, ReportError
-from groundkit.judgments.gold._models import validate_doc_id
+from groundkit.judgments.report._inputs import recorded_input
+from groundkit.judgments.report._models import document_problems, hit_key
 
 if TYPE_CHECKING:
     from groundkit.judgments.corpus import Corpus
@@ -28,51 +29,6 @@ __all__ = [
     "hit_key",
     "report_corpus_at_hand",
 ]
-
-
-def hit_key(doc: str, start: int, end: int) -> str:
-    """A span's key as messages (and chunk-level exports) write it: ``doc#start-end``."""
-    return f"{doc}#{start}-{end}"
-
-
-def _id_problem(doc: str, seen: dict[str, str | None]) -> str | None:
-    if doc not in seen:
-        try:
-            validate_doc_id(doc)
-            seen[doc] = None
-        except JudgmentError as error:
-            seen[doc] = error.message
-    return seen[doc]
-
-
-def document_problems(report: EvalReport) -> list[str]:
-    """The first hit or gold quote whose document id or span no corpus could hold.
-
-    A document id must be a plain relative path inside the corpus (``../../etc/passwd`` and
-    ``/etc/passwd`` are refused); a hit's span must not end before it starts.
-
-    Returns:
-        One line naming the stage, the query and the span's key, or nothing.
-    """
-    seen: dict[str, str | None] = {}
-    for query in report.queries:
-        for number, gold in enumerate(query.gold, start=1):
-            problem = _id_problem(gold.doc, seen)
-            if problem is not None:
-                return [f"query {query.query_id!r}: gold quote {number} ({gold.doc!r}): {problem}"]
-    for stage in report.stages:
-        for result in stage.queries:
-            for rank, hit in enumerate(result.hits, start=1):
-                problem = _id_problem(hit.doc, seen)
-                if problem is None and hit.end < hit.start:
-                    problem = "the span ends before it starts"
-                if problem is not None:
-                    key = hit_key(hit.doc, hit.start, hit.end)
-                    return [
-                        f"stage {stage.name!r}, query {result.query_id!r}, hit {rank} "
-                        f"{key!r}: {problem}"
-                    ]
-    return []
 
 
 def _gold_problem(report: EvalReport, corpus: Mapping[str, str]) -> str | None:
@@ -158,16 +114,16 @@ def report_corpus_at_hand(
 ) -> tuple[Corpus | None, str | None]:
     """The report's corpus, checked against the report; or why it is not at hand.
 
-    ``corpus`` when given (it must have the report's fingerprint), else ``run.corpus_source``
-    when it exists (a relative one is looked for from the working folder, then from
-    ``base_dir``, the report's folder) and still has the report's fingerprint. A corpus
+    ``corpus`` when given (it must have the report's fingerprint), else the recorded corpus
+    when it is on this machine (:func:`~groundkit.judgments.report.recorded_input`: from the
+    report's folder, then as given) and still has the report's fingerprint. A corpus
     found is checked with :func:`check_report_corpus`.
 
     Args:
         report: The report.
         corpus: The corpus the user gave (a :class:`Corpus` or a path), if any.
-        base_dir: Where else to look for a relative ``corpus_source``.
-        source: The report's file, for messages.
+        base_dir: The report's folder (when ``source`` is not given).
+        source: The report's file: where its recorded paths lead from, and for messages.
 
     Returns:
         ``(corpus, None)``, or ``(None, why)`` when the recorded corpus is not there, cannot
@@ -192,13 +148,15 @@ def report_corpus_at_hand(
             )
         check_report_corpus(report, found, source=source)
         return found, None
-    recorded = report.run.corpus_source
+    recorded = report.run.corpus_source or report.run.corpus_from_report
     if recorded is None:
         return None, "The report does not say where its corpus is; pass --corpus."
-    path = Path(recorded)
-    if not path.exists() and base_dir is not None and not path.is_absolute():
-        path = base_dir / path
-    if not path.exists():
+    if source is not None:
+        report_file: Path | None = Path(source)
+    else:
+        report_file = None if base_dir is None else base_dir / "report.json"
+    path = recorded_input(report, "corpus", report_file)
+    if path is None:
         return None, f"The corpus {recorded} is not on this machine; pass --corpus."
     found, note = _load_matching(path, recorded, expected)
     if found is not None:

@@ -20,16 +20,21 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from groundkit.judgments._errors import JudgmentError, ReportError
+from groundkit.judgments.gold._models import validate_doc_id
 from groundkit.judgments.metrics._spec import parse_metric
 from groundkit.judgments.report._ablation import AblationRow
 from groundkit.judgments.report._adjudication import AdjudicatedStage, AdjudicationInfo
 from groundkit.judgments.report._columns import HitColumns, ScoreColumns, expand_columns
 from groundkit.judgments.report._cost import StageCost
-from groundkit.judgments.report._documents import document_problems
 from groundkit.judgments.report._notes import ReportNote
 from groundkit.judgments.report._query import EvidenceTrace, QueryResult, ReportHit
 from groundkit.judgments.report._query import FrozenModel as _Model
-from groundkit.judgments.report._settings import RecordedChunker, RetrieverRecord, chunker_record
+from groundkit.judgments.report._settings import (
+    RecordedChunker,
+    RetrieverRecord,
+    TokenizerRecord,
+    chunker_record,
+)
 from groundkit.judgments.report._statistics import (
     BootstrapSettings,
     MetricAggregate,
@@ -56,9 +61,11 @@ __all__ = [
     "StageComparison",
     "StageReport",
     "UnlocatedHit",
+    "document_problems",
+    "hit_key",
 ]
 
-SCHEMA_VERSION = "2.1"
+SCHEMA_VERSION = "2.2"
 """Version of the report format written by this package (``major.minor``).
 
 1.1 added ``StageReport.unlocated`` (hits given as text that could not be located) and the
@@ -88,6 +95,9 @@ class RunInfo(_Model):
         config: The resolved run configuration (flags and config file merged).
         corpus_source: Where the corpus was read from.
         judgments_source: Where the judgments were read from.
+        corpus_from_report: The corpus's path from the report's folder (POSIX), so that the
+            report finds it from any folder (:func:`~groundkit.judgments.report.recorded_input`).
+        judgments_from_report: The judgments' path from the report's folder, likewise.
         corpus_fingerprint: SHA-256 of the corpus (sorted ids and texts).
         judgments_fingerprint: SHA-256 of the canonical judgments.
         level: ``chunk`` (quote-anchored spans) or ``document`` (trec_eval semantics).
@@ -97,6 +107,8 @@ class RunInfo(_Model):
         min_overlap_fraction: Share of a quote's span a hit must overlap (0 means one character).
         headline_metrics: Metrics shown in tables and compared between stages.
         bootstrap: Settings of the bootstrap intervals and comparisons.
+        tokenizer: Whose tokens the ``tokens`` chunker and ``max_tokens`` limits counted: its
+            name and version (``None`` in reports written before tokenizers: ``words``).
     """
 
     created_at: str
@@ -105,6 +117,8 @@ class RunInfo(_Model):
     config: dict[str, Any] = Field(default_factory=dict)
     corpus_source: str | None = None
     judgments_source: str | None = None
+    corpus_from_report: str | None = None
+    judgments_from_report: str | None = None
     corpus_fingerprint: str
     judgments_fingerprint: str
     level: Literal["chunk", "document"] = "chunk"
@@ -114,6 +128,7 @@ class RunInfo(_Model):
     min_overlap_fraction: float = Field(default=0.0, ge=0.0, le=1.0)
     headline_metrics: list[str] = Field(default_factory=list)
     bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
+    tokenizer: TokenizerRecord | None = None
 
 
 class GoldEvidence(_Model):
@@ -362,6 +377,51 @@ BASELINE_STAGE = "bm25"
 # Means are recomputed with math.fsum; a stored mean written by another summation order may
 # differ in the last bits, never by more than this.
 _TOLERANCE = 1e-9
+
+
+def hit_key(doc: str, start: int, end: int) -> str:
+    """A span's key as messages (and chunk-level exports) write it: ``doc#start-end``."""
+    return f"{doc}#{start}-{end}"
+
+
+def _id_problem(doc: str, seen: dict[str, str | None]) -> str | None:
+    if doc not in seen:
+        try:
+            validate_doc_id(doc)
+            seen[doc] = None
+        except JudgmentError as error:
+            seen[doc] = error.message
+    return seen[doc]
+
+
+def document_problems(report: EvalReport) -> list[str]:
+    """The first hit or gold quote whose document id or span no corpus could hold.
+
+    A document id must be a plain relative path inside the corpus (``../../etc/passwd`` and
+    ``/etc/passwd`` are refused); a hit's span must not end before it starts.
+
+    Returns:
+        One line naming the stage, the query and the span's key, or nothing.
+    """
+    seen: dict[str, str | None] = {}
+    for query in report.queries:
+        for number, gold in enumerate(query.gold, start=1):
+            problem = _id_problem(gold.doc, seen)
+            if problem is not None:
+                return [f"query {query.query_id!r}: gold quote {number} ({gold.doc!r}): {problem}"]
+    for stage in report.stages:
+        for result in stage.queries:
+            for rank, hit in enumerate(result.hits, start=1):
+                problem = _id_problem(hit.doc, seen)
+                if problem is None and hit.end < hit.start:
+                    problem = "the span ends before it starts"
+                if problem is not None:
+                    key = hit_key(hit.doc, hit.start, hit.end)
+                    return [
+                        f"stage {stage.name!r}, query {result.query_id!r}, hit {rank} "
+                        f"{key!r}: {problem}"
+                    ]
+    return []
 
 
 def semantic_problems(report: EvalReport) -> list[str]:

@@ -8,6 +8,9 @@ report recorded it, what the file is written with and what every hash over a sta
 reads (the items ``config_hash``, the diagnosis ``config_hash``), so an older report's hashes
 do not move. A config object given in Python is recorded in full, as the harness writes it.
 
+The run's tokenizer (whose tokens the ``tokens`` chunker and ``max_tokens`` limits count) is
+recorded as a :class:`TokenizerRecord`: its name and what pins its rule down.
+
 Retriever kinds are registered in the harness and by plugins, so core cannot name their
 models. A kind's settings model dumps (``mode="json"``, without ``kind``, which is
 ``StageReport.kind``) into a :class:`RetrieverRecord`: a read-only mapping of JSON values,
@@ -40,7 +43,13 @@ from groundkit.judgments.corpus._chunking import (
     TokensChunker,
 )
 
-__all__ = ["RecordedChunker", "RetrieverRecord", "chunker_record", "full_chunker"]
+__all__ = [
+    "RecordedChunker",
+    "RetrieverRecord",
+    "TokenizerRecord",
+    "chunker_record",
+    "full_chunker",
+]
 
 # In the schema: an object of JSON values (pydantic's JsonValue would be an empty definition).
 _JsonObject = Annotated[
@@ -148,3 +157,18 @@ RecordedChunker = Annotated[
     ChunkerConfig, BeforeValidator(full_chunker), PlainSerializer(chunker_record)
 ]
 """A report's chunker: validated as a :data:`ChunkerConfig`, written as it was recorded."""
+
+
+class TokenizerRecord(BaseModel):
+    """The run's tokenizer, as the report records it (``RunInfo.tokenizer``).
+
+    Attributes:
+        name: As the run named it: ``words``, ``cl100k_base``, ``o200k_base``, a folder holding
+            ``tokenizer.json``, or ``model:<model>`` (the dense stages' model's tokenizer).
+        version: What pins its rule down: ``1`` for ``words``; else the library's version and
+            the first 12 hex digits of the SHA-256 of its vocabulary file.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str = Field(min_length=1)
+    version: str = Field(min_length=1)

@@ -13,7 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from groundkit.judgments._numbers import RealNumber, WholeNumber
 
-__all__ = ["BootstrapSettings", "MetricAggregate", "StageComparison"]
+__all__ = ["MAX_RESAMPLES", "BootstrapSettings", "MetricAggregate", "StageComparison"]
+
+MAX_RESAMPLES = 1_000_000
+"""Most bootstrap resamples a run or a report accepts: more only costs memory and time (2e9
+needs 16 GB), so a larger count in a config or an edited report is refused."""
 
 
 Decision = Literal["better", "worse", "inconclusive", "equivalent", "too few queries"]
@@ -28,8 +32,8 @@ class BootstrapSettings(_Model):
 
     Attributes:
         resamples: Random sign patterns (and bootstrap resamples) where a test or interval
-            cannot be computed exactly.
-        seed: Seed of every random step.
+            cannot be computed exactly (1 to :data:`MAX_RESAMPLES`).
+        seed: Seed of every random step (a non-negative integer).
         confidence_level: Two-sided confidence level of the intervals; alpha = 1 − it.
         multiplicity: Family-wise control over every stage × headline metric: ``holm``
             (the chance of any false claim stays at alpha) or ``bh`` (Benjamini–Hochberg: the
@@ -40,8 +44,8 @@ class BootstrapSettings(_Model):
         power: Power the detection limits are computed for.
     """
 
-    resamples: WholeNumber = Field(default=2_000, gt=0)
-    seed: WholeNumber = 0
+    resamples: WholeNumber = Field(default=2_000, gt=0, le=MAX_RESAMPLES)
+    seed: WholeNumber = Field(default=0, ge=0)
     confidence_level: RealNumber = Field(default=0.95, gt=0.0, lt=1.0)
     multiplicity: Literal["holm", "bh"] = "holm"
     primary_metric: str | None = None

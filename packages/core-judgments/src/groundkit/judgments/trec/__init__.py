@@ -12,6 +12,7 @@ if TYPE_CHECKING:
         chunk_id,
         export_stage,
         parse_chunk_id,
+        with_original_ids,
     )
     from groundkit.judgments.trec._file_eval import evaluate_trec_files
     from groundkit.judgments.trec._format import format_trec_eval
@@ -33,8 +34,18 @@ if TYPE_CHECKING:
         write_qrels,
         write_trec_run,
     )
+    from groundkit.judgments.trec._prefs import evaluate_trec_prefs
+    from groundkit.judgments.trec._prefs_io import read_prefs, read_qrels_jg
+    from groundkit.judgments.trec._qrels_jg import evaluate_trec_qrels_jg
+    from groundkit.judgments.trec._zscores import read_zscores
 
 _EXPORTS: dict[str, str] = {
+    "with_original_ids": "groundkit.judgments.trec._export",
+    "read_zscores": "groundkit.judgments.trec._zscores",
+    "read_qrels_jg": "groundkit.judgments.trec._prefs_io",
+    "read_prefs": "groundkit.judgments.trec._prefs_io",
+    "evaluate_trec_qrels_jg": "groundkit.judgments.trec._qrels_jg",
+    "evaluate_trec_prefs": "groundkit.judgments.trec._prefs",
     "ID_MAP_FILE_NAME": "groundkit.judgments.trec._id_map",
     "ExportLevel": "groundkit.judgments.trec._export",
     "IdMap": "groundkit.judgments.trec._id_map",
@@ -71,18 +82,24 @@ __all__ = [
     "chunk_id",
     "evaluate_trec",
     "evaluate_trec_files",
+    "evaluate_trec_prefs",
+    "evaluate_trec_qrels_jg",
     "export_stage",
     "format_trec_eval",
     "id_map_beside",
     "parse_chunk_id",
     "qrels_text",
     "read_id_map",
+    "read_prefs",
     "read_qrels",
+    "read_qrels_jg",
     "read_trec_run",
+    "read_zscores",
     "trec_measure_names",
     "trec_ranking",
     "trec_run_text",
     "trec_tie_order",
+    "with_original_ids",
     "write_id_map",
     "write_qrels",
     "write_trec_run",

@@ -38,10 +38,23 @@ with both sums cut at rank ``k``; ``map_cut_k`` map counting the top ``k`` only 
 by R); ``relative_P_k`` rel@k / min(k, R); ``success_k`` 1 if rel@k > 0; ``set_P`` rel@n / n;
 ``set_relative_P`` rel@n / min(n, R); ``set_recall`` rel@n / R; ``set_map`` rel@n² / (n R);
 ``set_F`` 2 P R / (P + R) of set_P and set_recall; ``num_nonrel_judged_ret`` judged
-non-relevant documents retrieved.
+non-relevant documents retrieved; ``infAP`` (1/R) * sum over retrieved relevant documents at
+0-based rank ``j > 0`` of ``1/(j+1) + j/(j+1) * (a/j) * (r + e)/(r + m + 2e)`` (1 at rank 0),
+``r``, ``m``, ``u`` the relevant, judged non-relevant and pooled-unjudged documents above it,
+``a = r + m + u``, ``e = 0.00001``; ``binG`` (1/R) * sum over retrieved relevant documents of
+``1 / log2(2 + documents above it that are not relevant)``; ``unj_k`` documents in the top
+``k`` absent from the qrels or judged negative, over ``k``; ``rbp_resid`` with ``p`` (0.9 unless
+``p=`` is given) ``p**n + (1 - p) * sum of p**i`` over those documents' 0-based ranks ``i``
+(0 when there are none); ``utility.a,b,c,d`` ``a*rel@n + b*(n - rel@n) + c*(R - rel@n) +
+d*(rel@n - n - R)`` (``utility`` = ``utility.1,-1,0,0``); ``11pt_avg.x,y,...`` the mean of
+``iprec_at_recall`` at the given points. ``ndcg`` with a gain map, ``G``, ``ndcg_rel``,
+``Rndcg`` and ``rbp``: see :mod:`groundkit.judgments.trec._measures_graded`; z-scores
+(``zscores=``): :mod:`groundkit.judgments.trec._zscores`; preference and judgment-group
+judgments: :mod:`groundkit.judgments.trec._prefs` and :mod:`groundkit.judgments.trec._qrels_jg`.
 
 Measure names accepted by :func:`evaluate_trec`: ``official`` (trec_eval's default set),
-``all_trec`` (every measure here), a family (``P``, ``ndcg_cut``...) with its default cutoffs,
+``all_trec`` (every measure here; ``set``, ``all_prefs``, ``prefs`` and ``qrels_jg`` as in
+trec_eval), a family (``P``, ``ndcg_cut``...) with its default cutoffs,
 a family with parameters as on trec_eval's command line (``P.5,10``,
 ``iprec_at_recall.0.25,0.5``, ``relstring.20``), or one printed name (``P_10``,
 ``ndcg_cut_10``, ``recall_100``, ``success_1``).
@@ -59,13 +72,10 @@ import numpy.typing as npt
 from groundkit.judgments._errors import JudgmentError
 from groundkit.judgments.trec._arrays import _log2_table, _sequential_sum
 from groundkit.judgments.trec._io import trec_ranking
-from groundkit.judgments.trec._measures import (
-    _GEOMETRIC,
-    _RECALL_POINTS,
-    _block,
-    _BlockInput,
-    _Measure,
-)
+from groundkit.judgments.trec._measures import _GEOMETRIC, _block, _BlockInput, _Measure
+from groundkit.judgments.trec._measures_graded import _GRADED
+from groundkit.judgments.trec._select import _COUNTS, _NICKNAMES, _select, trec_measure_names
+from groundkit.judgments.trec._zscores import ZScores, _to_zscores
 
 __all__ = ["TrecEvalResult", "evaluate_trec", "trec_measure_names"]
 
@@ -75,57 +85,8 @@ IntArray = npt.NDArray[np.int64]
 _NONPOOL = -1
 _UNJUDGED = -2
 _PADDING = -3
-_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-_RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
-
-# Families in trec_eval's print order, with their parameter kind and default parameters.
-_FAMILIES: dict[str, tuple[str, tuple[float, ...]]] = {
-    "runid": ("none", ()),
-    "num_q": ("none", ()),
-    "num_ret": ("none", ()),
-    "num_rel": ("none", ()),
-    "num_rel_ret": ("none", ()),
-    "map": ("none", ()),
-    "gm_map": ("none", ()),
-    "Rprec": ("none", ()),
-    "bpref": ("none", ()),
-    "recip_rank": ("none", ()),
-    "iprec_at_recall": ("float", _RECALL_POINTS),
-    "P": ("long", _CUTOFFS),
-    "relstring": ("length", (10,)),
-    "recall": ("long", _CUTOFFS),
-    "gm_bpref": ("none", ()),
-    "Rprec_mult": ("float", _RPREC_MULTS),
-    "utility": ("none", ()),
-    "11pt_avg": ("none", ()),
-    "ndcg": ("none", ()),
-    "ndcg_cut": ("long", _CUTOFFS),
-    "map_cut": ("long", _CUTOFFS),
-    "relative_P": ("long", _CUTOFFS),
-    "success": ("long", (1, 5, 10)),
-    "set_P": ("none", ()),
-    "set_relative_P": ("none", ()),
-    "set_recall": ("none", ()),
-    "set_map": ("none", ()),
-    "set_F": ("none", ()),
-    "num_nonrel_judged_ret": ("none", ()),
-}
-_OFFICIAL = (
-    "runid",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "map",
-    "gm_map",
-    "Rprec",
-    "bpref",
-    "recip_rank",
-    "iprec_at_recall",
-    "P",
-)
-_COUNTS = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})
 _SUMMARY_ONLY = frozenset({"runid", "num_q", "gm_map", "gm_bpref"})
+_OUTSIDE_BLOCK = frozenset({"runid", "num_q", "relstring"})
 
 
 @dataclass(frozen=True)
@@ -141,6 +102,8 @@ class TrecEvalResult:
             ``relstring``).
         run_id: The run id, or ``None``.
         relstrings: ``{query_id: {measure: string}}`` for ``relstring`` measures.
+        zscores: Values are z-scores (trec_eval ``-Z``): printed with a ``Z`` before the
+            name, counts with four decimals.
     """
 
     measures: tuple[str, ...]
@@ -148,93 +111,13 @@ class TrecEvalResult:
     summary: dict[str, float]
     run_id: str | None = None
     relstrings: dict[str, dict[str, str]] = field(default_factory=dict)
+    zscores: bool = False
 
     def as_dict(self) -> dict[str, dict[str, float]]:
         """Per-query values plus the summary under ``"all"`` (as trec_eval prints them)."""
         out = {query: dict(values) for query, values in self.per_query.items()}
         out["all"] = dict(self.summary)
         return out
-
-
-def trec_measure_names() -> tuple[str, ...]:
-    """The measure families :func:`evaluate_trec` supports, in trec_eval's order."""
-    return tuple(_FAMILIES)
-
-
-def _format_param(kind: str, value: float) -> str:
-    return f"{int(value)}" if kind in ("long", "length") else f"{value:3.2f}"
-
-
-# Cutoffs become 64-bit integers; 2**53 keeps every accepted value exact as a float too.
-_MAX_PARAMETER = float(2**53)
-
-
-def _parse_params(family: str, kind: str, text: str, request: str) -> tuple[float, ...]:
-    if kind == "none":
-        raise JudgmentError(f"measure {request!r}: {family} takes no parameters here")
-    values: list[float] = []
-    for part in text.split(","):
-        try:
-            # Integer cutoffs are truncated like C's atol ("23.4" -> 23).
-            value = float(part) if kind == "float" else float(math.trunc(float(part)))
-        except (ValueError, OverflowError):  # OverflowError: "inf" truncated to an integer
-            raise JudgmentError(f"measure {request!r}: bad parameter {part!r}") from None
-        if not math.isfinite(value) or abs(value) > _MAX_PARAMETER:
-            raise JudgmentError(f"measure {request!r}: parameter {part!r} is out of range")
-        if kind != "float" and value <= 0:
-            raise JudgmentError(f"measure {request!r}: cutoffs must be positive")
-        values.append(value)
-    return tuple(values)
-
-
-def _add_request(request: str, requested: dict[str, set[float]], explicit: dict[str, str]) -> None:
-    """Add one measure request's families and parameters to ``requested``."""
-    if request in ("official", "all_trec"):
-        families = _OFFICIAL if request == "official" else tuple(_FAMILIES)
-        for family in families:
-            requested.setdefault(family, set()).update(_FAMILIES[family][1])
-        return
-    family, dot, params = request.partition(".")
-    if family in _FAMILIES:
-        kind, defaults = _FAMILIES[family]
-        if not dot:
-            requested.setdefault(family, set()).update(defaults)
-            return
-        values = _parse_params(family, kind, params, request)
-        if kind == "length":
-            explicit[family] = params
-        requested.setdefault(family, set()).update(values)
-        return
-    stem, _, suffix = request.rpartition("_")
-    kind = _FAMILIES.get(stem, ("", ()))[0]
-    if kind in ("long", "float"):
-        requested.setdefault(stem, set()).update(_parse_params(stem, kind, suffix, request))
-        return
-    raise JudgmentError(
-        f"unknown or unsupported trec_eval measure {request!r} "
-        f"(supported: official, all_trec, {', '.join(_FAMILIES)})"
-    )
-
-
-def _select(measures: Sequence[str] | None) -> list[_Measure]:
-    requested: dict[str, set[float]] = {}
-    explicit: dict[str, str] = {}
-    for request in measures if measures is not None else ["official"]:
-        _add_request(request, requested, explicit)
-    selected: list[_Measure] = []
-    for family, (kind, _) in _FAMILIES.items():
-        if family not in requested:
-            continue
-        if kind == "none":
-            selected.append(_Measure(family, family))
-        elif kind == "length":
-            (length,) = sorted(requested[family])[-1:]
-            name = f"relstring_{explicit[family]}" if family in explicit else family
-            selected.append(_Measure(family, name, length))
-        else:
-            for value in sorted(requested[family]):
-                selected.append(_Measure(family, f"{family}_{_format_param(kind, value)}", value))
-    return selected
 
 
 @dataclass
@@ -335,6 +218,7 @@ def evaluate_trec(
     relevance_level: int = 1,
     max_per_query: int | None = None,
     run_id: str | None = None,
+    zscores: ZScores | None = None,
 ) -> TrecEvalResult:
     """Evaluate a run against qrels exactly as trec_eval does.
 
@@ -349,6 +233,7 @@ def evaluate_trec(
         relevance_level: Minimum relevance counted as relevant (trec_eval ``-l``).
         max_per_query: Keep only the first documents of each ranking (trec_eval ``-M``).
         run_id: The run id to report; defaults to ``run.run_id`` when present.
+        zscores: Report each value as a z-score against these (trec_eval ``-Z``).
 
     Returns:
         Per-query values and the summary.
@@ -370,28 +255,69 @@ def evaluate_trec(
         selected,
         relevance_level,
         run_id if run_id is not None else getattr(run, "run_id", None),
+        zscores,
     )
 
 
+def _check_format(selected: Sequence[_Measure], rel_format: str) -> None:
+    """Refuse a measure the judgments' format cannot give (``-R``)."""
+    allowed = {
+        "qrels": set(_NICKNAMES["all_trec"]),
+        "prefs": set(_NICKNAMES["all_prefs"]),
+        "qrels_jg": set(_NICKNAMES["qrels_jg"]),
+    }[rel_format]
+    for measure in selected:
+        if measure.family not in allowed:
+            needs = next(
+                name for name in ("all_prefs", "qrels_jg") if measure.family in _NICKNAMES[name]
+            )
+            formats = "prefs or qrels_prefs" if needs == "all_prefs" else "qrels_jg"
+            raise JudgmentError(
+                f"measure {measure.name!r} needs judgments in the {formats} format (-R)"
+            )
+
+
 def _evaluate_ranked(
-    ranked: _Rankings, selected: Sequence[_Measure], relevance_level: int, run_id: str | None
+    ranked: _Rankings,
+    selected: Sequence[_Measure],
+    relevance_level: int,
+    run_id: str | None,
+    zscores: ZScores | None = None,
 ) -> TrecEvalResult:
     """Every selected measure of prepared rankings (shared by the mapping and file paths)."""
-    n_queries = len(ranked.query_ids)
-    if n_queries == 0:
+    _check_format(selected, "qrels")
+    if not ranked.query_ids:
         raise JudgmentError("no query has both relevance judgments and a ranking")
-    numeric = [m for m in selected if m.family not in ("runid", "num_q", "relstring")]
+    numeric = [m for m in selected if m.family not in _OUTSIDE_BLOCK]
     values = _per_query_values(ranked, numeric, relevance_level)
-    per_query: dict[str, dict[str, float]] = {}
-    per_query_names = [m.name for m in numeric if m.family not in _SUMMARY_ONLY]
-    for row, query in enumerate(ranked.query_ids):
-        per_query[query] = {name: float(values[name][row]) for name in per_query_names}
+    return _assemble(
+        ranked.query_ids, selected, values, run_id, _relstrings(ranked, selected), zscores
+    )
+
+
+def _assemble(
+    query_ids: Sequence[str],
+    selected: Sequence[_Measure],
+    values: dict[str, FloatArray],
+    run_id: str | None,
+    relstrings: dict[str, dict[str, str]] | None = None,
+    zscores: ZScores | None = None,
+) -> TrecEvalResult:
+    """The result of per-query values: z-scores when asked, then the summary."""
+    if zscores is not None:
+        values = _to_zscores(zscores, query_ids, values)
+    names = [m.name for m in selected if m.family not in _SUMMARY_ONLY and m.name in values]
+    per_query = {
+        query: {name: float(values[name][row]) for name in names}
+        for row, query in enumerate(query_ids)
+    }
     return TrecEvalResult(
         measures=tuple(m.name for m in selected),
         per_query=per_query,
-        summary=_summary(selected, values, n_queries),
+        summary=_summary(selected, values, len(query_ids)),
         run_id=run_id,
-        relstrings=_relstrings(ranked, selected),
+        relstrings=relstrings or {},
+        zscores=zscores is not None,
     )
 
 
@@ -407,6 +333,8 @@ def _per_query_values(
     n_rel = np.bincount(ranked.judged_query[is_rel], minlength=n_queries).astype(np.int64)
     n_nonrel = np.bincount(ranked.judged_query[~is_rel], minlength=n_queries).astype(np.int64)
     values: dict[str, FloatArray] = {m.name: np.zeros(n_queries) for m in numeric}
+    graded = any(m.family in _GRADED and (m.pairs or m.family != "ndcg") for m in numeric)
+    level_counts = _level_counts(ranked, n_queries) if graded else []
     # Queries grouped by ranking-length class so the padded matrices stay small.
     classes = np.where(lengths > 1, np.ceil(np.log2(np.maximum(lengths, 1))), 0).astype(np.int64)
     for length_class in np.unique(classes):
@@ -423,10 +351,27 @@ def _per_query_values(
             n_rel=n_rel[rows],
             n_nonrel=n_nonrel[rows],
             ideal={cutoff: idcg[rows] for cutoff, idcg in ideal.items()},
+            level_counts=[level_counts[row] for row in rows.tolist()] if graded else [],
         )
-        for name, column in _block(block, numeric).items():
+        for name, column in _block(block, numeric, _GRADED).items():
             values[name][rows] = column
     return values
+
+
+def _level_counts(ranked: _Rankings, n_queries: int) -> list[tuple[IntArray, IntArray]]:
+    """Each query's judged levels (ascending) and how many documents each has."""
+    order = np.lexsort((ranked.judged_level, ranked.judged_query))
+    query = ranked.judged_query[order]
+    level = ranked.judged_level[order]
+    change = np.ones(len(query), dtype=bool)
+    change[1:] = (query[1:] != query[:-1]) | (level[1:] != level[:-1])
+    firsts = np.flatnonzero(change)
+    counts = np.diff(np.append(firsts, len(query)))
+    starts = np.searchsorted(query[firsts], np.arange(n_queries + 1))
+    return [
+        (level[firsts[a:b]], counts[a:b].astype(np.int64))
+        for a, b in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True)
+    ]
 
 
 def _summary(

@@ -28,6 +28,7 @@ lists an id once per query.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -37,9 +38,17 @@ import numpy as np
 from groundkit.judgments._errors import JudgmentError, ReportError
 from groundkit.judgments.metrics._hits import overlaps
 from groundkit.judgments.report._models import EvalReport, QueryInfo, ReportHit
+from groundkit.judgments.trec._id_map import IdMap
 from groundkit.judgments.trec._io import TrecRun, trec_tie_order
 
-__all__ = ["ExportLevel", "StageExport", "chunk_id", "export_stage", "parse_chunk_id"]
+__all__ = [
+    "ExportLevel",
+    "StageExport",
+    "chunk_id",
+    "export_stage",
+    "parse_chunk_id",
+    "with_original_ids",
+]
 
 ExportLevel = Literal["document", "chunk"]
 
@@ -209,4 +218,29 @@ def export_stage(
         missing=tuple(query_id for query_id in queries if query_id not in run),
         repeated=repeated,
         adjusted=adjusted,
+    )
+
+
+def with_original_ids(export: StageExport, id_map: IdMap) -> StageExport:
+    """A document-level export written with the original dataset's ids, through its id map.
+
+    The scores are kept: an export's scores already strictly decrease down each ranking (see
+    ``adjusted``), so no tool reorders a ranking whose ids were renamed.
+
+    Raises:
+        JudgmentError: A chunk-level export (its ids are spans of groundkit's documents), or
+            an id the map did not make.
+    """
+    if export.level != "document":
+        raise JudgmentError("original ids exist for documents only: export at document level")
+    doc, query = id_map.originals()
+    run = TrecRun(
+        {query(q): {doc(d): score for d, score in docs.items()} for q, docs in export.run.items()},
+        run_id=export.run.run_id,
+    )
+    qrels = {
+        query(q): {doc(d): grade for d, grade in docs.items()} for q, docs in export.qrels.items()
+    }
+    return dataclasses.replace(
+        export, run=run, qrels=qrels, missing=tuple(query(q) for q in export.missing)
     )

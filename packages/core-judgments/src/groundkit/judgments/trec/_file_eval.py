@@ -31,7 +31,6 @@ from groundkit.judgments.trec._eval import (
     TrecEvalResult,
     _evaluate_ranked,
     _Rankings,
-    _select,
     evaluate_trec,
 )
 from groundkit.judgments.trec._io import (
@@ -42,6 +41,8 @@ from groundkit.judgments.trec._io import (
     read_qrels,
     read_trec_run,
 )
+from groundkit.judgments.trec._select import _select
+from groundkit.judgments.trec._zscores import ZScores
 
 __all__ = ["evaluate_trec_files"]
 
@@ -428,7 +429,8 @@ def evaluate_trec_files(
     all_queries: bool = False,
     relevance_level: int = 1,
     max_per_query: int | None = None,
-    extra_fields: bool = False,
+    extra_fields: bool = True,
+    zscores: ZScores | None = None,
 ) -> TrecEvalResult:
     """Evaluate a run file against a qrels file, as trec_eval does.
 
@@ -444,6 +446,8 @@ def evaluate_trec_files(
         max_per_query: Keep only the first documents of each ranking (trec_eval ``-M``).
         extra_fields: Accept and ignore run fields after the run id, as trec_eval does
             (see :func:`read_trec_run`).
+        zscores: Report each value as a z-score against these (trec_eval ``-Z``, see
+            :func:`read_zscores`).
 
     Returns:
         Per-query values and the summary.
@@ -467,6 +471,7 @@ def evaluate_trec_files(
             all_queries=all_queries,
             relevance_level=relevance_level,
             max_per_query=max_per_query,
+            zscores=zscores,
         )
     ranked, run_id = fast
     if isinstance(measures, str):
@@ -474,4 +479,4 @@ def evaluate_trec_files(
     selected = _select(measures)
     if not ranked.query_ids:
         raise JudgmentError("no query has both relevance judgments and a ranking")
-    return _evaluate_ranked(ranked, selected, relevance_level, run_id)
+    return _evaluate_ranked(ranked, selected, relevance_level, run_id, zscores)

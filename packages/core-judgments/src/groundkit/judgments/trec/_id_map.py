@@ -22,7 +22,7 @@ ids of a kind may map to the same id.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -81,6 +81,30 @@ class IdMap(BaseModel):
     def query_id(self, original: str) -> str:
         """The groundkit id of an original query id."""
         return self.queries.get(original, original)
+
+    def originals(self) -> tuple[Callable[[str], str], Callable[[str], str]]:
+        """The inverse maps: groundkit document id to original, query id to original.
+
+        The document map raises :class:`JudgmentError` for an id that does not end with the
+        map's ``document_suffix`` (not an id the map made).
+        """
+        documents = {new: original for original, new in self.documents.items()}
+        queries = {new: original for original, new in self.queries.items()}
+        suffix = self.document_suffix
+
+        def document(new: str) -> str:
+            if suffix and not new.endswith(suffix):
+                raise JudgmentError(
+                    f"document {new!r} does not end with the id map's suffix {suffix!r}: not "
+                    "an id the map made"
+                )
+            stem = new[: len(new) - len(suffix)] if suffix else new
+            return documents.get(stem, stem)
+
+        def query(new: str) -> str:
+            return queries.get(new, new)
+
+        return document, query
 
     def to_json(self) -> str:
         """The file's text: sorted keys, two-space indent, non-ASCII kept, final newline."""

@@ -5,20 +5,21 @@ so CRLF line ends read as LF ones); qrels lines ``query iteration document relev
 iteration is ignored); run lines ``query iteration document rank score run_id`` (the rank is
 checked but not used: rankings are re-derived from the scores). Lines whose first character
 is ``#`` are comments in qrels; in runs, a ``#`` after optional leading whitespace starts a
-comment. Blank lines are skipped in both (trec_eval rejects them in qrels), and so is a final
-line without a newline read like any other.
+comment. Blank lines are skipped in both (trec_eval rejects them in qrels); a final line
+without a newline is read like any other.
 
-Differences, all on input trec_eval would silently misread or that no tool writes on
-purpose: a UTF-8 byte order mark at the start of a file is skipped (trec_eval would make it
-part of the first query id); a relevance must be a decimal number (``2``, ``-1``, ``1.0``; a
-fraction is truncated toward zero like C's ``atol``) that fits in 64 bits; a run line has
-exactly six fields (trec_eval ignores anything after the run id: pass ``extra_fields=True``
-to :func:`read_trec_run` to do the same); a rank must be a whole number ``>= 0``; a score
-must be a finite C floating-point literal (``1.5``, ``-2e-3``; ``nan``, ``inf`` and a value
-that overflows a double, such as ``1e400``, are refused, since they cannot be ordered or
-would outrank every real score); a document listed twice for the same query is an error at
-reading time (trec_eval stops on it when evaluating). Every error is a one-line
-:class:`JudgmentError` naming the file and line, ids and fields shown escaped.
+Differences, all on input trec_eval would silently misread or that no tool writes on purpose: a
+UTF-8 byte order mark at the start of a file is skipped (trec_eval would make it part of the
+first query id); a relevance must be a decimal number (``2``, ``-1``, ``1.0``; a fraction is
+truncated toward zero like C's ``atol``) that fits in 64 bits; a run line has at least six
+fields, and fields after the run id are ignored as trec_eval ignores them (its format reserves
+them, and its own test file ``results.trunc`` has some; pass ``extra_fields=False`` to
+:func:`read_trec_run` to refuse them); a rank must be a whole number ``>= 0``; a score must be
+a finite C floating-point literal (``1.5``, ``-2e-3``; ``nan``, ``inf`` and a value that
+overflows a double, such as ``1e400``, are refused, since they cannot be ordered or would
+outrank every real score); a document listed twice for the same query is an error at reading
+time (trec_eval stops on it when evaluating). Every error is a one-line :class:`JudgmentError`
+naming the file and line, ids and fields shown escaped.
 """
 
 from __future__ import annotations
@@ -158,13 +159,14 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def read_trec_run(path: str | Path, *, extra_fields: bool = False) -> TrecRun:
+def read_trec_run(path: str | Path, *, extra_fields: bool = True) -> TrecRun:
     """Read a TREC run file.
 
     Args:
         path: The run file (``query Q0 document rank score run_id`` per line).
         extra_fields: Accept and ignore fields after the run id, as trec_eval does (its own
-            test file ``results.trunc`` has some); by default a line has exactly six fields.
+            test file ``results.trunc`` has some; the default); ``False``: a line has exactly
+            six fields.
 
     Returns:
         The run (``{query_id: {doc_id: score}}`` in file order) with its ``run_id``.
@@ -196,9 +198,18 @@ def read_trec_run(path: str | Path, *, extra_fields: bool = False) -> TrecRun:
 
 def _run_line(fields: list[bytes], path: str | Path, number: int, extra_fields: bool) -> float:
     """Check a run line's shape, rank and score; return the score."""
-    if len(fields) < 6 or (len(fields) > 6 and not extra_fields):
+    if len(fields) < 6:
         raise JudgmentError(
-            f"expected 6 fields ({_RUN_FIELDS}), got {len(fields)}", path=path, line=number
+            f"expected at least 6 fields ({_RUN_FIELDS}), got {len(fields)}",
+            path=path,
+            line=number,
+        )
+    if len(fields) > 6 and not extra_fields:
+        raise JudgmentError(
+            f"expected at most 6 fields ({_RUN_FIELDS}), got {len(fields)}: nothing may "
+            "follow the run id",
+            path=path,
+            line=number,
         )
     if _RANK.fullmatch(fields[3]) is None:
         raise JudgmentError(

@@ -30,6 +30,9 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 _MIN_GEO_MEAN = 0.00001
+_INFAP_EPSILON = 0.00001
+_NONPOOL_CODE = -1  # retrieved, not in the qrels
+_UNJUDGED_CODE = -2  # in the qrels with a negative relevance: pooled, not judged
 _RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _GEOMETRIC = {"gm_map": "map", "gm_bpref": "bpref"}
 
@@ -38,7 +41,9 @@ _GEOMETRIC = {"gm_map": "map", "gm_bpref": "bpref"}
 class _Measure:
     family: str
     name: str  # printed name
-    param: float | None = None
+    param: float | None = None  # cutoff of a "long"/"float" family, relstring's length
+    values: tuple[float, ...] = ()  # parameters of a "floats" family (utility, 11pt_avg)
+    pairs: tuple[tuple[str, float], ...] = ()  # parameters of a "pairs" family (ndcg, rbp...)
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ class _BlockInput:
     n_rel: IntArray  # relevant documents per query
     n_nonrel: IntArray  # judged non-relevant documents per query
     ideal: Mapping[int, FloatArray]  # IDCG per cutoff (0 = none), rows of this block
+    # Judged (relevance >= 0) levels of each query and how many documents each has.
+    level_counts: Sequence[tuple[IntArray, IntArray]] = ()
 
 
 class _BlockArrays:
@@ -114,15 +121,12 @@ def _recip_rank(a: _BlockArrays, _: float | None) -> FloatArray:
     return np.where(a.relevant.any(axis=1), 1.0 / (first + 1.0), 0.0)
 
 
-def _interpolated(a: _BlockArrays, points: Sequence[float | None]) -> FloatArray:
-    value = np.mean(
-        [
-            _iprec(a.precision_after, a.relevant_ranks, a.n_rel, a.rel_ret, float(p or 0.0))
-            for p in points
-        ],
-        axis=0,
-    )
-    return np.where(a.lengths > 0, value, 0.0)
+def _interpolated(a: _BlockArrays, points: Sequence[float]) -> FloatArray:
+    # trec_eval adds the points' interpolated precisions from the last point to the first.
+    total = np.zeros(a.n_queries)
+    for point in reversed(points):
+        total = total + _iprec(a.precision_after, a.relevant_ranks, a.n_rel, a.rel_ret, point)
+    return np.where(a.lengths > 0, total / len(points), 0.0)
 
 
 def _rprec_mult(a: _BlockArrays, param: float | None) -> FloatArray:
@@ -139,6 +143,73 @@ def _map_cut(a: _BlockArrays, param: float | None) -> FloatArray:
     return _ratio(_row_sums(a.precision_at_rel[:, : int(param or 0)]), a.n_rel)
 
 
+def _infap(a: _BlockArrays, _: float | None) -> FloatArray:
+    """Inferred AP (Yilmaz and Aslam): judged documents above each relevant one, sampled."""
+    rel = a.relevant
+    nonrel = a.nonrel
+    unjudged = a.codes == _UNJUDGED_CODE
+    rel_before = (a.cum - rel).astype(np.float64)
+    nonrel_before = (np.cumsum(nonrel, axis=1, dtype=np.int64) - nonrel).astype(np.float64)
+    unjudged_before = np.cumsum(unjudged, axis=1, dtype=np.int64) - unjudged
+    rank = np.arange(a.depth, dtype=np.float64)[None, :]  # 0-based, as trec_eval's j
+    with np.errstate(divide="ignore", invalid="ignore"):
+        above = (rel_before + nonrel_before + unjudged_before) / rank
+        sampled = (rel_before + _INFAP_EPSILON) / (rel_before + nonrel_before + 2 * _INFAP_EPSILON)
+        term = 1.0 / (rank + 1.0) + (rank / (rank + 1.0)) * above * sampled
+    term[:, :1] = 1.0
+    return _ratio(_row_sums(np.where(rel, term, 0.0)), a.n_rel)
+
+
+def _bin_g(a: _BlockArrays, _: float | None) -> FloatArray:
+    """binG: each relevant document counts 1 / log2(2 + non-relevant ones above it)."""
+    nonrel_above = np.arange(a.depth)[None, :] - (a.cum - 1)
+    table = _log2_table(a.depth + 1)
+    term = np.where(a.relevant, 1.0 / table[np.clip(nonrel_above, 0, a.depth)], 0.0)
+    return np.where(a.rel_ret > 0, _ratio(_row_sums(term), a.n_rel), 0.0)
+
+
+def _unjudged(a: _BlockArrays, param: float | None) -> FloatArray:
+    """unj_k: documents in the top k that are not judged, over k."""
+    missing = np.cumsum((a.codes == _NONPOOL_CODE) | (a.codes == _UNJUDGED_CODE), axis=1)
+    return _at(missing.astype(np.int64), a.lengths, a.cutoff(param)) / float(param or 1)
+
+
+def _persistence(measure: _Measure) -> float:
+    return dict(measure.pairs).get("p", 0.9)
+
+
+def _powers(a: _BlockArrays, p: float) -> FloatArray:
+    """``p**i`` for each 0-based rank, by repeated multiplication as trec_eval does."""
+    powers = np.full(a.depth + 1, p, dtype=np.float64)
+    powers[0] = 1.0
+    return np.cumprod(powers, dtype=np.float64)
+
+
+def _rbp_resid(a: _BlockArrays, measure: _Measure) -> FloatArray:
+    """RBP residual: the weight of the unjudged documents plus that past the ranking."""
+    p = _persistence(measure)
+    powers = _powers(a, p)
+    unjudged = (a.codes == _NONPOOL_CODE) | (a.codes == _UNJUDGED_CODE)
+    total = _row_sums(np.where(unjudged, powers[None, : a.depth], 0.0))
+    tail = powers[a.lengths]
+    return np.where(unjudged.any(axis=1), tail + (1 - p) * total, 0.0)
+
+
+def _utility(a: _BlockArrays, measure: _Measure) -> FloatArray:
+    """A * rel_ret + b * nonrel_ret + c * rel_not_ret + d * nonrel_not_ret (no collection size)."""
+    w_rel, w_nonrel, w_missed, w_rest = measure.values
+    rel_ret = a.rel_ret.astype(np.float64)
+    lengths = a.lengths.astype(np.float64)
+    n_rel = a.n_rel.astype(np.float64)
+    value: FloatArray = (
+        w_rel * rel_ret
+        + w_nonrel * (lengths - rel_ret)
+        + w_missed * (n_rel - rel_ret)
+        + w_rest * (0.0 + rel_ret - lengths - n_rel)
+    )
+    return value
+
+
 def _set_f(a: _BlockArrays, _: float | None) -> FloatArray:
     set_p = _ratio(a.rel_ret, a.lengths)
     set_r = _ratio(a.rel_ret, a.n_rel)
@@ -146,6 +217,7 @@ def _set_f(a: _BlockArrays, _: float | None) -> FloatArray:
 
 
 _Compute = Callable[[_BlockArrays, float | None], FloatArray]
+_ComputeMeasure = Callable[[_BlockArrays, _Measure], FloatArray]
 
 # One computation per family; families without one here (runid, num_q, relstring) are
 # handled outside the block.
@@ -159,13 +231,13 @@ _FAMILY_VALUES: dict[str, _Compute] = {
     "bpref": _bpref,
     "gm_bpref": _bpref,
     "recip_rank": _recip_rank,
-    "iprec_at_recall": lambda a, p: _interpolated(a, (p,)),
-    "11pt_avg": lambda a, _: _interpolated(a, _RECALL_POINTS),
+    "iprec_at_recall": lambda a, p: _interpolated(a, (float(p or 0.0),)),
     "P": lambda a, p: _at(a.cum, a.lengths, a.cutoff(p)) / float(p or 1),
     "recall": lambda a, p: _ratio(_at(a.cum, a.lengths, a.cutoff(p)), a.n_rel),
     "Rprec_mult": _rprec_mult,
-    "utility": lambda a, _: (2 * a.rel_ret - a.lengths).astype(np.float64),
-    "ndcg": lambda a, _: _ratio(_row_sums(a.discounted), a.block.ideal[0]),
+    "infAP": _infap,
+    "binG": _bin_g,
+    "unj": _unjudged,
     "ndcg_cut": _ndcg_cut,
     "map_cut": _map_cut,
     "relative_P": lambda a, p: _ratio(
@@ -181,15 +253,35 @@ _FAMILY_VALUES: dict[str, _Compute] = {
 }
 
 
-def _block(block: _BlockInput, measures: Sequence[_Measure]) -> dict[str, FloatArray]:
-    """``{printed name: value per query}`` of every measure computed in a block."""
+# Families computed from the whole measure (its list or pairs of parameters).
+_MEASURE_VALUES: dict[str, _ComputeMeasure] = {
+    "utility": _utility,
+    "11pt_avg": lambda a, m: _interpolated(a, m.values),
+    "rbp_resid": _rbp_resid,
+}
+
+
+def _block(
+    block: _BlockInput,
+    measures: Sequence[_Measure],
+    extra: Mapping[str, _ComputeMeasure] | None = None,
+) -> dict[str, FloatArray]:
+    """``{printed name: value per query}`` of every measure computed in a block.
+
+    ``extra`` adds computations by family (the graded measures of another module).
+    """
     arrays = _BlockArrays(block)
+    whole = {**_MEASURE_VALUES, **(extra or {})}
     out: dict[str, FloatArray] = {}
     for measure in measures:
+        by_measure = whole.get(measure.family)
         compute = _FAMILY_VALUES.get(measure.family)
-        if compute is None:
+        if by_measure is not None:
+            value = by_measure(arrays, measure)
+        elif compute is not None:
+            value = compute(arrays, measure.param)
+        else:
             continue
-        value = compute(arrays, measure.param)
         if measure.family in _GEOMETRIC:
             # Logs from the C library, one by one, as trec_eval takes them.
             floored = np.maximum(value, _MIN_GEO_MEAN)

@@ -27,8 +27,11 @@ _SLICE = 0.1
 """Seconds the caller waits at a time (how late a signal may be handled, at most)."""
 
 
-class CallTimeoutError(TimeoutError):
+class CallTimeoutError(Exception):
     """A call of user code did not finish within its deadline; it was abandoned.
+
+    Not a ``TimeoutError``: that is an ``OSError``, which the CLI reports as a file the system
+    refused, and a ``TimeoutError`` the user's own code raised (a socket's) must stay apart.
 
     Args:
         what: The call, as a message names it (``"the judge function"``).

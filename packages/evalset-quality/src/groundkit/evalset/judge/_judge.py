@@ -253,25 +253,27 @@ class RelevanceJudge:
     ) -> None:
         if not todo:
             return
-        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
-            try:
-                futures = [
-                    pool.submit(self._call, key, repeat, pairs[key], failures, counter)
-                    for key, repeat in todo
-                ]
-                done, pending = wait(futures, return_when=FIRST_EXCEPTION)
-            except BaseException:  # Ctrl-C or SIGTERM: wait for no call still in flight
-                pool.shutdown(wait=False, cancel_futures=True)
-                abandon = getattr(self.client, "abandon", None)
-                if callable(abandon):
-                    abandon()
-                raise
-            for future in pending:
-                future.cancel()
+        pool = ThreadPoolExecutor(max_workers=self.concurrency)
+        try:
+            futures = [
+                pool.submit(self._call, key, repeat, pairs[key], failures, counter)
+                for key, repeat in todo
+            ]
+            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
             for future in done:
                 error = future.exception()
                 if error is not None:
                     raise error
+        except Exception:  # the client's own error: the calls in flight end (and are cached)
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        except BaseException:  # Ctrl-C or SIGTERM: wait for no call still in flight
+            pool.shutdown(wait=False, cancel_futures=True)
+            abandon = getattr(self.client, "abandon", None)
+            if callable(abandon):
+                abandon()
+            raise
+        pool.shutdown(wait=True)
 
     def _call(
         self,
@@ -356,7 +358,10 @@ def callable_judge(
     process exits, and its answer is discarded).
 
     Each call runs in a daemon thread of its own, so that a function that hangs neither
-    outlives the deadline nor keeps the process from stopping on Ctrl-C or SIGTERM.
+    outlives the deadline nor keeps the process from stopping on Ctrl-C or SIGTERM. When a
+    :class:`RelevanceJudge` run is interrupted, it calls the client's ``abandon()``: the calls
+    in flight stop being waited for, and the client refuses any later call (build a new one
+    to judge again).
 
     Args:
         function: The judge function.
@@ -379,11 +384,16 @@ class _FunctionJudge:
         self._cancel = threading.Event()
 
     def abandon(self) -> None:
-        """Stop waiting for the calls in flight (each fails); later calls run as usual."""
-        cancel, self._cancel = self._cancel, threading.Event()
-        cancel.set()
+        """Stop waiting for the calls in flight, and refuse later ones (both raise).
+
+        For good: a call that a worker thread had taken up just before, but had not started,
+        must not start waiting afterwards (the interrupted run would wait for it to end).
+        """
+        self._cancel.set()
 
     def __call__(self, request: JudgeRequest) -> str:
+        if self._cancel.is_set():
+            raise CallAbandonedError("the judge function was abandoned (the run was interrupted)")
         try:
             value = call_with_deadline(
                 self.function,

@@ -5,8 +5,16 @@ The file is JSON lines, one per (query, passage) pair::
     {"query": "...", "passage_sha256": "<hex>", "grades": [3, 3, 2], "reason": "..."}
 
 ``passage`` (the text) may stand for ``passage_sha256``, and ``grade`` for a one-element
-``grades``. Repeat ``r`` of a pair gets ``grades[r % len(grades)]``. A pair with no line is a
-failed call ("no recorded answer"), listed like any other failure.
+``grades``. Repeat ``r`` of a pair gets ``grades[r % len(grades)]`` (so one line holds every
+repeat of its pair). A pair with no line is a failed call ("no recorded answer"), listed like
+any other failure.
+
+A pair has one answer: a second line for the same (query, passage), whether it gives the
+passage as text or as its SHA-256, is refused naming both lines when it records other grades
+or another reason (``answers.jsonl:7: duplicate of line 3 with other grades (query 'q1',
+passage sha256 1f0e...)``): a later line silently winning would replay grades nobody chose.
+A line that repeats an earlier one's answer exactly is read once (a file written item by
+item, where two queries share a text and a passage, holds such repeats).
 """
 
 from __future__ import annotations
@@ -37,15 +45,19 @@ class RecordedJudge:
         """Read recorded answers from a JSONL file.
 
         Raises:
-            EvalSetError: The file cannot be read or a line is not a recorded answer (the
-                message names the file and line).
+            EvalSetError: The file cannot be read, a line is not a recorded answer, or a
+                (query, passage) pair has a second line with another answer (the message
+                names the file and the line, and the first line too).
         """
         try:
-            text = path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8-sig")  # a leading byte-order mark is ignored
         except (OSError, UnicodeDecodeError) as error:
             raise EvalSetError(f"cannot read recorded answers {path}: {error}") from None
         answers: dict[tuple[str, str], tuple[Sequence[int], str]] = {}
-        for number, line in enumerate(text.splitlines(), start=1):
+        first_line: dict[tuple[str, str], int] = {}
+        # Lines end at "\n" only: a JSON string may hold a raw U+2028 or form feed, which
+        # str.splitlines() would split on, shifting every later line number.
+        for number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:
@@ -54,6 +66,15 @@ class RecordedJudge:
                 raise EvalSetError(
                     f"{path}: line {number} is not a recorded answer ({error})"
                 ) from None
+            previous = first_line.setdefault(key, number)
+            if previous != number and answers[key] != value:
+                query, digest = key
+                raise EvalSetError(
+                    f"duplicate of line {previous} with other grades (query {query[:60]!r}, "
+                    f"passage sha256 {digest[:12]}...): record each (query, passage) pair once",
+                    path=path,
+                    line=number,
+                )
             answers[key] = value
         return cls(answers)
 
