@@ -32,7 +32,8 @@ def test_doctor_reports_the_installation_as_json(repo_root: Path) -> None:
     project = tomllib.loads((repo_root / "packages/cli/pyproject.toml").read_text("utf-8"))
     assert set(facts["extras"]) == set(project["project"]["optional-dependencies"])
     assert "sentence-transformers" in facts["extras"]["dense"]
-    assert facts["torch"]["device"] in {"cpu", "cuda", "mps"}
+    # Without torch (an install without the dense extra) the device says why it is the CPU.
+    assert facts["torch"]["device"].split(" ", 1)[0] in {"cpu", "cuda", "mps"}
     assert "groundkit" in facts["caches"]["embeddings"]
 
 
