@@ -194,3 +194,37 @@ def test_the_listed_summaries_are_the_commands_own() -> None:
                 limit = width - 6 - max(len(n) for n in group.list_commands(context))
                 assert line.split(None, 1)[1] == command.get_short_help_str(limit), name
             group.add_command(command)
+
+
+# Subcommands whose --help loads none of the run's machinery (the command's module defers it:
+# groundkit.cli._lazy). eval run/demo/compare/reproduce/trec and the evalset assess, filter,
+# classify and generate commands still build their options from the config models.
+FAST_HELP = (
+    ("doctor",),
+    ("beir", "adapt"),
+    ("eval", "diagnose"),
+    ("eval", "track-record"),
+    ("eval", "report"),
+    ("eval", "export"),
+    ("eval", "adjudicate"),
+    ("eval", "calibrate"),
+    ("eval", "pool"),
+    ("eval", "sample"),
+    ("eval", "sheet"),
+    ("eval", "sweep"),
+    ("evalset", "review"),
+)
+NOT_FOR_SUBCOMMAND_HELP = (
+    *(m for m in HEAVY if m != "rich.progress"),
+    "numpy",
+    "pydantic",
+    "httpx",
+    "groundkit.stats",
+)
+
+
+@pytest.mark.parametrize("command", FAST_HELP, ids=" ".join)
+def test_a_subcommands_help_loads_no_heavy_module(command: tuple[str, ...]) -> None:
+    code, modules = loaded_by(*command, "--help")
+    assert code == 0
+    assert _heavy(modules, NOT_FOR_SUBCOMMAND_HELP) == [], command

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import click
 from rich.console import Console
@@ -21,7 +21,15 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from groundkit.adapters.beir import BeirAdaptationReport, IdMapping, adapt_beir_dataset
+from groundkit.cli._lazy import lazy
+
+if TYPE_CHECKING:
+    from groundkit.adapters.beir import BeirAdaptationReport, IdMapping, adapt_beir_dataset
+else:  # imported when the command runs, not for --help
+    BeirAdaptationReport = lazy("groundkit.adapters.beir", "BeirAdaptationReport")
+    IdMapping = lazy("groundkit.adapters.beir", "IdMapping")
+    adapt_beir_dataset = lazy("groundkit.adapters.beir", "adapt_beir_dataset")
+
 
 __all__ = ["adapt_command", "format_summary"]
 
@@ -131,7 +139,7 @@ def adapt_command(
             source,
             output,
             split=split,
-            id_mapping=cast(IdMapping, id_mapping),
+            id_mapping=cast("IdMapping", id_mapping),
             progress=hook,
             skip_empty_documents=skip_empty_documents,
             force=force,

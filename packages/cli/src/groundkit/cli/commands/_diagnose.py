@@ -12,27 +12,40 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from groundkit.cli._lazy import lazy
 from groundkit.cli._outputs import force_option, guard
-from groundkit.cli.compare._report import load_checked_report
-from groundkit.cli.compare._track_record import print_cautions, render_track_summary
 from groundkit.cli.console._report import format_delta, format_value, make_console, render_notes
 from groundkit.cli.run._describe import describe_option
-from groundkit.diagnosis import (
-    Bucket,
-    Diagnosis,
-    Fix,
-    diagnose,
-    fixes,
-    read_track_record,
-    record_prediction,
-    summarise_track_record,
-)
+
+if TYPE_CHECKING:
+    from groundkit.cli.compare._report import load_checked_report
+    from groundkit.cli.compare._track_record import print_cautions, render_track_summary
+    from groundkit.diagnosis import (
+        Bucket,
+        Diagnosis,
+        Fix,
+        diagnose,
+        fixes,
+        read_track_record,
+        record_prediction,
+        summarise_track_record,
+    )
+else:  # imported when the command runs, not for --help
+    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    print_cautions = lazy("groundkit.cli.compare._track_record", "print_cautions")
+    render_track_summary = lazy("groundkit.cli.compare._track_record", "render_track_summary")
+    diagnose = lazy("groundkit.diagnosis", "diagnose")
+    fixes = lazy("groundkit.diagnosis", "fixes")
+    read_track_record = lazy("groundkit.diagnosis", "read_track_record")
+    record_prediction = lazy("groundkit.diagnosis", "record_prediction")
+    summarise_track_record = lazy("groundkit.diagnosis", "summarise_track_record")
 
 __all__ = ["diagnose_command", "render_diagnosis", "track_record_command"]
 

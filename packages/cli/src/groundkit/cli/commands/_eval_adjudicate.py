@@ -9,35 +9,59 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from groundkit.cli._errors import InputError
+from groundkit.cli._lazy import lazy
 from groundkit.cli._outputs import force_option, guard, output_set
-from groundkit.cli.compare._report import load_checked_report
 from groundkit.cli.console._report import make_console, render_notes
-from groundkit.cli.judges._clients import JudgeSettings, build_judge, judge_options, usage_line
+from groundkit.cli.judges._options import judge_options
 from groundkit.cli.run._describe import describe_option
-from groundkit.evalset import CalibrationCard
-from groundkit.evalset.judge import (
-    PROMPT_VERSION,
-    RELEVANT_GRADE,
-    JudgeUsage,
-    PairVerdict,
-    card_path,
-    figures_text,
-    find_card,
-)
-from groundkit.harness.analysis._adjudicate import Candidate, adjudicated_report, unjudged_hits
-from groundkit.judgments import Corpus, EvalReport, JudgmentError
-from groundkit.judgments.report import (
-    AdjudicationInfo,
-    CalibrationStatus,
-    anchor_inputs,
-    checked_report_json,
-    recorded_input,
-)
+from groundkit.judgments._errors import JudgmentError
+
+if TYPE_CHECKING:
+    from groundkit.cli.compare._report import load_checked_report
+    from groundkit.cli.judges._clients import JudgeSettings, build_judge, usage_line
+    from groundkit.evalset import CalibrationCard
+    from groundkit.evalset.judge import (
+        JudgeUsage,
+        PairVerdict,
+        card_path,
+        figures_text,
+        find_card,
+    )
+    from groundkit.harness.analysis._adjudicate import Candidate, adjudicated_report, unjudged_hits
+    from groundkit.judgments import Corpus, EvalReport
+    from groundkit.judgments.report import (
+        AdjudicationInfo,
+        CalibrationStatus,
+        anchor_inputs,
+        checked_report_json,
+        recorded_input,
+    )
+else:  # imported when the command runs, not for --help
+    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    JudgeSettings = lazy("groundkit.cli.judges._clients", "JudgeSettings")
+    build_judge = lazy("groundkit.cli.judges._clients", "build_judge")
+    usage_line = lazy("groundkit.cli.judges._clients", "usage_line")
+    CalibrationCard = lazy("groundkit.evalset", "CalibrationCard")
+    JudgeUsage = lazy("groundkit.evalset.judge", "JudgeUsage")
+    PairVerdict = lazy("groundkit.evalset.judge", "PairVerdict")
+    card_path = lazy("groundkit.evalset.judge", "card_path")
+    figures_text = lazy("groundkit.evalset.judge", "figures_text")
+    find_card = lazy("groundkit.evalset.judge", "find_card")
+    Candidate = lazy("groundkit.harness.analysis._adjudicate", "Candidate")
+    adjudicated_report = lazy("groundkit.harness.analysis._adjudicate", "adjudicated_report")
+    unjudged_hits = lazy("groundkit.harness.analysis._adjudicate", "unjudged_hits")
+    Corpus = lazy("groundkit.judgments", "Corpus")
+    EvalReport = lazy("groundkit.judgments", "EvalReport")
+    AdjudicationInfo = lazy("groundkit.judgments.report", "AdjudicationInfo")
+    CalibrationStatus = lazy("groundkit.judgments.report", "CalibrationStatus")
+    anchor_inputs = lazy("groundkit.judgments.report", "anchor_inputs")
+    checked_report_json = lazy("groundkit.judgments.report", "checked_report_json")
+    recorded_input = lazy("groundkit.judgments.report", "recorded_input")
 
 __all__ = ["adjudicate_command", "calibration_line", "report_corpus"]
 
@@ -176,6 +200,8 @@ def adjudicate_command(
     comparisons sit beside the strict ones, which are unchanged. Calls, tokens and seconds
     are printed and recorded in the report's "adjudication".
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
+    from groundkit.evalset.judge import PROMPT_VERSION, RELEVANT_GRADE  # a value: imported to run
+
     settings = JudgeSettings.pop(options)
     cache = cache_path or settings.default_cache()
     guard(

@@ -9,28 +9,43 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from groundkit.cli._errors import InputError
+from groundkit.cli._lazy import lazy
 from groundkit.cli._option_groups import option_group
 from groundkit.cli._outputs import force_option, guard, output_set
-from groundkit.cli.commands._eval_adjudicate import report_corpus
-from groundkit.cli.compare._report import load_checked_report
-from groundkit.cli.console._calibration_view import print_card
 from groundkit.cli.console._report import make_console
-from groundkit.cli.judges._clients import JudgeSettings, build_judge, choose_client, judge_options
+from groundkit.cli.judges._options import judge_options
 from groundkit.cli.run._describe import describe_option
-from groundkit.evalset.judge import (
-    RELEVANT_GRADE,
-    build_card,
-    card_path,
-    card_text,
-    draw_calibration_sample,
-    judge_sample,
-)
-from groundkit.judgments import JudgmentError
+from groundkit.judgments._errors import JudgmentError
+
+if TYPE_CHECKING:
+    from groundkit.cli.commands._eval_adjudicate import report_corpus
+    from groundkit.cli.compare._report import load_checked_report
+    from groundkit.cli.console._calibration_view import print_card
+    from groundkit.cli.judges._clients import JudgeSettings, build_judge, choose_client
+    from groundkit.evalset.judge import (
+        build_card,
+        card_path,
+        card_text,
+        draw_calibration_sample,
+        judge_sample,
+    )
+else:  # imported when the command runs, not for --help
+    report_corpus = lazy("groundkit.cli.commands._eval_adjudicate", "report_corpus")
+    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    print_card = lazy("groundkit.cli.console._calibration_view", "print_card")
+    JudgeSettings = lazy("groundkit.cli.judges._clients", "JudgeSettings")
+    build_judge = lazy("groundkit.cli.judges._clients", "build_judge")
+    choose_client = lazy("groundkit.cli.judges._clients", "choose_client")
+    build_card = lazy("groundkit.evalset.judge", "build_card")
+    card_path = lazy("groundkit.evalset.judge", "card_path")
+    card_text = lazy("groundkit.evalset.judge", "card_text")
+    draw_calibration_sample = lazy("groundkit.evalset.judge", "draw_calibration_sample")
+    judge_sample = lazy("groundkit.evalset.judge", "judge_sample")
 
 __all__ = ["calibrate_command"]
 
@@ -91,6 +106,8 @@ def calibrate_command(
     the calls, tokens and seconds; `grk eval adjudicate` with the same judge then reports
     calibrated scores.
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
+    from groundkit.evalset.judge import RELEVANT_GRADE  # a value: imported to run
+
     settings = JudgeSettings.pop(options)
     report = load_checked_report(report_path)
     if not any(r.hits for s in report.stages for r in s.queries):

@@ -17,25 +17,42 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 import click
 
 from groundkit.cli._errors import InputError
+from groundkit.cli._lazy import lazy
 from groundkit.cli._outputs import force_option, guard, output_set
-from groundkit.cli.compare._report import load_checked_report
 from groundkit.cli.run._describe import describe_option
-from groundkit.judgments import EvalReport, JudgmentError, export_stage
-from groundkit.judgments.report import recorded_input, report_corpus_at_hand
-from groundkit.judgments.trec import (
-    ExportLevel,
-    StageExport,
-    id_map_beside,
-    qrels_text,
-    read_id_map,
-    trec_run_text,
-    with_original_ids,
-)
+from groundkit.judgments._errors import JudgmentError
+
+if TYPE_CHECKING:
+    from groundkit.cli.compare._report import load_checked_report
+    from groundkit.judgments import EvalReport, export_stage
+    from groundkit.judgments.report import recorded_input, report_corpus_at_hand
+    from groundkit.judgments.trec import (
+        ExportLevel,
+        StageExport,
+        id_map_beside,
+        qrels_text,
+        read_id_map,
+        trec_run_text,
+        with_original_ids,
+    )
+else:  # imported when the command runs, not for --help
+    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    EvalReport = lazy("groundkit.judgments", "EvalReport")
+    export_stage = lazy("groundkit.judgments", "export_stage")
+    recorded_input = lazy("groundkit.judgments.report", "recorded_input")
+    report_corpus_at_hand = lazy("groundkit.judgments.report", "report_corpus_at_hand")
+    ExportLevel = lazy("groundkit.judgments.trec", "ExportLevel")
+    StageExport = lazy("groundkit.judgments.trec", "StageExport")
+    id_map_beside = lazy("groundkit.judgments.trec", "id_map_beside")
+    qrels_text = lazy("groundkit.judgments.trec", "qrels_text")
+    read_id_map = lazy("groundkit.judgments.trec", "read_id_map")
+    trec_run_text = lazy("groundkit.judgments.trec", "trec_run_text")
+    with_original_ids = lazy("groundkit.judgments.trec", "with_original_ids")
 
 __all__ = ["FORMATS", "export_command", "export_texts"]
 
@@ -252,7 +269,7 @@ def export_command(  # noqa: PLR0913 (each keyword is a documented option)
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
     chosen = cast(ExportFormat, file_format)
     report = load_checked_report(report_path)
-    export = export_stage(report, stage, level=cast(ExportLevel | None, level))
+    export = export_stage(report, stage, level=cast("ExportLevel | None", level))
     if ids == "original":
         export = _with_original_ids(export, report, report_path, corpus_path, id_map_path)
     run = run_path or _default_path(report_path, stage, "run", chosen)

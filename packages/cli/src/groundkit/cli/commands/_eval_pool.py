@@ -10,22 +10,35 @@ written but the finished calls in the judge's cache.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
 
 from groundkit.cli._errors import InputError
+from groundkit.cli._lazy import lazy
 from groundkit.cli._outputs import force_option, guard, output_set
-from groundkit.cli.commands._eval_adjudicate import report_corpus
-from groundkit.cli.compare._report import load_checked_report
 from groundkit.cli.console._fit import print_table
 from groundkit.cli.console._report import VERDICT_MARKS, format_interval, make_console, render_notes
-from groundkit.cli.judges._clients import JudgeSettings, judge_options
+from groundkit.cli.judges._options import judge_options
 from groundkit.cli.run._describe import describe_option
-from groundkit.evalset import EvalSetError, PoolReport, run_pool
-from groundkit.judgments import EvalReport, JudgmentError
-from groundkit.stats import ProportionInterval
+from groundkit.judgments._errors import JudgmentError
+
+if TYPE_CHECKING:
+    from groundkit.cli.commands._eval_adjudicate import report_corpus
+    from groundkit.cli.compare._report import load_checked_report
+    from groundkit.cli.judges._clients import JudgeSettings
+    from groundkit.evalset import PoolReport, run_pool
+    from groundkit.judgments import EvalReport
+    from groundkit.stats import ProportionInterval
+else:  # imported when the command runs, not for --help
+    report_corpus = lazy("groundkit.cli.commands._eval_adjudicate", "report_corpus")
+    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    JudgeSettings = lazy("groundkit.cli.judges._clients", "JudgeSettings")
+    PoolReport = lazy("groundkit.evalset", "PoolReport")
+    run_pool = lazy("groundkit.evalset", "run_pool")
+    EvalReport = lazy("groundkit.judgments", "EvalReport")
+    ProportionInterval = lazy("groundkit.stats", "ProportionInterval")
 
 __all__ = ["pool_command"]
 
@@ -121,7 +134,7 @@ def pool_command(**options: Any) -> None:
             sources=sources,
             stages=options["stage_names"] or None,
         )
-    except (EvalSetError, JudgmentError) as error:
+    except JudgmentError as error:  # an EvalSetError too
         raise InputError(str(error)) from None
     with output_set([out]) as outputs:
         outputs.temporary(out).write_text(result.model_dump_json(indent=1) + "\n", encoding="utf-8")

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from groundkit.cli._errors import InputError
+from groundkit.cli._lazy import lazy
 from groundkit.cli._outputs import force_option, guard, output_set
-from groundkit.cli.compare._report import load_checked_report
-from groundkit.cli.html import render as render_html_report
 from groundkit.cli.run._describe import describe_option
+
+if TYPE_CHECKING:
+    from groundkit.cli.compare._report import load_checked_report
+    from groundkit.cli.html import render as render_html_report
+else:  # imported when the command runs, not for --help
+    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    render_html_report = lazy("groundkit.cli.html", "render")
 
 __all__ = ["report_command"]
 

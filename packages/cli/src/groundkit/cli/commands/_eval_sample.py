@@ -13,22 +13,47 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.table import Table
 
 from groundkit.cli._errors import InputError
+from groundkit.cli._lazy import lazy
 from groundkit.cli._option_groups import option_group
 from groundkit.cli._outputs import force_option, guard, output_set
-from groundkit.cli.commands._eval_adjudicate import report_corpus
-from groundkit.cli.compare._report import load_checked_report
 from groundkit.cli.console._report import format_interval, make_console
 from groundkit.cli.run._describe import describe_option
-from groundkit.diagnosis import BUCKETS, DiagnosisError, diagnose
-from groundkit.evalset import EvalSetError, draw_sheet, read_sheet, sheet_precision
-from groundkit.evalset.review import SheetCandidate, SheetResult, sheet_csv, sheet_jsonl
-from groundkit.judgments import EvalReport, JudgmentError
-from groundkit.judgments.report import check_report_corpus, hit_touches_gold, report_corpus_at_hand
+from groundkit.diagnosis._errors import DiagnosisError
+from groundkit.judgments._errors import JudgmentError
+
+if TYPE_CHECKING:
+    from groundkit.cli.commands._eval_adjudicate import report_corpus
+    from groundkit.cli.compare._report import load_checked_report
+    from groundkit.diagnosis import diagnose
+    from groundkit.evalset import draw_sheet, read_sheet, sheet_precision
+    from groundkit.evalset.review import SheetCandidate, SheetResult, sheet_csv, sheet_jsonl
+    from groundkit.judgments import EvalReport
+    from groundkit.judgments.report import (
+        check_report_corpus,
+        hit_touches_gold,
+        report_corpus_at_hand,
+    )
+else:  # imported when the command runs, not for --help
+    report_corpus = lazy("groundkit.cli.commands._eval_adjudicate", "report_corpus")
+    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    diagnose = lazy("groundkit.diagnosis", "diagnose")
+    draw_sheet = lazy("groundkit.evalset", "draw_sheet")
+    read_sheet = lazy("groundkit.evalset", "read_sheet")
+    sheet_precision = lazy("groundkit.evalset", "sheet_precision")
+    SheetCandidate = lazy("groundkit.evalset.review", "SheetCandidate")
+    SheetResult = lazy("groundkit.evalset.review", "SheetResult")
+    sheet_csv = lazy("groundkit.evalset.review", "sheet_csv")
+    sheet_jsonl = lazy("groundkit.evalset.review", "sheet_jsonl")
+    EvalReport = lazy("groundkit.judgments", "EvalReport")
+    check_report_corpus = lazy("groundkit.judgments.report", "check_report_corpus")
+    hit_touches_gold = lazy("groundkit.judgments.report", "hit_touches_gold")
+    report_corpus_at_hand = lazy("groundkit.judgments.report", "report_corpus_at_hand")
 
 __all__ = ["sample_command", "sheet_command"]
 
@@ -57,6 +82,8 @@ def _stages(report: EvalReport, names: tuple[str, ...], path: Path) -> list[str]
 
 
 def _misses(report: EvalReport, stages: list[str], k: int, by: str) -> list[SheetCandidate]:
+    from groundkit.diagnosis import BUCKETS  # a value: imported to run
+
     queries = {q.query_id: q for q in report.queries}
     found = []
     for name in stages:
@@ -186,6 +213,8 @@ def sample_command(
         # The misses' gold spans go on the sheet: checked against the corpus when at hand.
         report_corpus_at_hand(report, corpus_path, base_dir=report_path.parent, source=report_path)
         candidates = _misses(report, stages, draw.k, draw.by)
+    from groundkit.evalset._errors import EvalSetError  # with evalset
+
     try:
         rows = draw_sheet(candidates, draw.size, draw.seed)
     except EvalSetError as error:
@@ -213,6 +242,8 @@ def sheet_command(sheet_path: Path) -> None:
     Overall is weighted by stratum size, with a stratified Wilson interval; "unsure" and empty
     marks count neither way.
     """
+    from groundkit.evalset._errors import EvalSetError  # with evalset
+
     try:
         result = sheet_precision(read_sheet(sheet_path))
     except EvalSetError as error:

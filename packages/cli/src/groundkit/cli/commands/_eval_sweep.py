@@ -7,6 +7,7 @@ other arms go on); 2 for a bad sweep file or folder (nothing written).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -14,11 +15,21 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.table import Table
 
 from groundkit.cli._errors import StageFailedError
+from groundkit.cli._lazy import lazy
 from groundkit.cli.console._fit import print_table
 from groundkit.cli.console._report import ProgressDisplay, make_console, progress_option
-from groundkit.harness import SweepSummary, load_sweep, run_sweep
-from groundkit.harness.sweep import SweepEvent, SweepPoint
-from groundkit.judgments.report import StageComparison
+
+if TYPE_CHECKING:
+    from groundkit.harness import SweepSummary, load_sweep, run_sweep
+    from groundkit.harness.sweep import SweepEvent, SweepPoint
+    from groundkit.judgments.report import StageComparison
+else:  # imported when the command runs, not for --help
+    SweepSummary = lazy("groundkit.harness", "SweepSummary")
+    load_sweep = lazy("groundkit.harness", "load_sweep")
+    run_sweep = lazy("groundkit.harness", "run_sweep")
+    SweepEvent = lazy("groundkit.harness.sweep", "SweepEvent")
+    SweepPoint = lazy("groundkit.harness.sweep", "SweepPoint")
+    StageComparison = lazy("groundkit.judgments.report", "StageComparison")
 
 __all__ = ["SweepDisplay", "render_sweep", "sweep_command"]
 

@@ -11,36 +11,58 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 
 from groundkit.cli._errors import InputError, StageFailedError
+from groundkit.cli._lazy import lazy
 from groundkit.cli._option_groups import option_group
 from groundkit.cli._outputs import force_option, guard, output_set
 from groundkit.cli._types import FiniteFloatRange
-from groundkit.cli.compare._report import load_checked_report
 from groundkit.cli.console._report import ProgressDisplay, make_console
-from groundkit.cli.evalset._render import (
-    render_distribution,
-    render_filter_result,
-    render_quality,
-)
-from groundkit.cli.judges._http import ChatClient, client_from_options
 from groundkit.cli.run._describe import describe_option
-from groundkit.evalset import (
-    CAUTION,
-    Classifier,
-    FilterChain,
-    assess,
-    default_filters,
-    draft_questions,
-    split_passages,
-)
-from groundkit.evalset.filters import FilterResult, type_distribution
-from groundkit.judgments import Corpus, Judgment, load_judgments, resolve_judgments
-from groundkit.judgments.gold import judgments_text
+
+if TYPE_CHECKING:
+    from groundkit.cli.compare._report import load_checked_report
+    from groundkit.cli.evalset._render import (
+        render_distribution,
+        render_filter_result,
+        render_quality,
+    )
+    from groundkit.cli.judges._http import ChatClient, client_from_options
+    from groundkit.evalset import (
+        Classifier,
+        FilterChain,
+        assess,
+        default_filters,
+        draft_questions,
+        split_passages,
+    )
+    from groundkit.evalset.filters import FilterResult, type_distribution
+    from groundkit.judgments import Corpus, Judgment, load_judgments, resolve_judgments
+    from groundkit.judgments.gold import judgments_text
+else:  # imported when the command runs, not for --help
+    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    render_distribution = lazy("groundkit.cli.evalset._render", "render_distribution")
+    render_filter_result = lazy("groundkit.cli.evalset._render", "render_filter_result")
+    render_quality = lazy("groundkit.cli.evalset._render", "render_quality")
+    ChatClient = lazy("groundkit.cli.judges._http", "ChatClient")
+    client_from_options = lazy("groundkit.cli.judges._http", "client_from_options")
+    Classifier = lazy("groundkit.evalset", "Classifier")
+    FilterChain = lazy("groundkit.evalset", "FilterChain")
+    assess = lazy("groundkit.evalset", "assess")
+    default_filters = lazy("groundkit.evalset", "default_filters")
+    draft_questions = lazy("groundkit.evalset", "draft_questions")
+    split_passages = lazy("groundkit.evalset", "split_passages")
+    FilterResult = lazy("groundkit.evalset.filters", "FilterResult")
+    type_distribution = lazy("groundkit.evalset.filters", "type_distribution")
+    Corpus = lazy("groundkit.judgments", "Corpus")
+    Judgment = lazy("groundkit.judgments", "Judgment")
+    load_judgments = lazy("groundkit.judgments", "load_judgments")
+    resolve_judgments = lazy("groundkit.judgments", "resolve_judgments")
+    judgments_text = lazy("groundkit.judgments.gold", "judgments_text")
 
 __all__ = [
     "assess_command",
@@ -187,7 +209,7 @@ def assess_command(
         answerer=client,
     )
     render_quality(_console(), quality)
-    if strict and any(note.level == CAUTION for note in quality.notes):
+    if strict and any(note.level == _caution_level() for note in quality.notes):
         raise StageFailedError("the eval set has cautions (see above) and --strict is set")
 
 
@@ -387,7 +409,7 @@ def generate_command(
     client = client_from_options(
         endpoint.model, endpoint.base_url, endpoint.api_key_env, timeout=timeout, required=True
     )
-    assert isinstance(client, ChatClient)
+    assert client is not None  # required=True raises instead
     per_doc, passage_chars = drafting.per_doc, drafting.passage_chars
     total = sum(min(per_doc, len(split_passages(documents[d], passage_chars))) for d in documents)
     with _progress(total) as advance:
@@ -418,3 +440,10 @@ def generate_command(
         console.print(f"  ... and {len(drafts.dropped) - 10} more")
     render_filter_result(console, result)
     console.print(f"wrote {result.kept_count} unreviewed draft(s) to {out}")
+
+
+def _caution_level() -> str:
+    """The note level of a caution (a value: imported when a command runs)."""
+    from groundkit.evalset import CAUTION
+
+    return CAUTION

@@ -8,17 +8,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from groundkit.cli._errors import InputError
+from groundkit.cli._lazy import lazy
 from groundkit.cli._outputs import force_option, guard
-from groundkit.cli.evalset._candidates import candidate_journal_path, run_candidate_review
-from groundkit.cli.evalset._review import default_output, journal_path, run_review
 from groundkit.cli.run._describe import describe_option
-from groundkit.evalset import read_candidates
-from groundkit.evalset.judge import read_candidate_decisions
-from groundkit.judgments import Corpus, JudgmentError, load_judgments
+from groundkit.judgments._errors import JudgmentError
+
+if TYPE_CHECKING:
+    from groundkit.cli.evalset._candidates import candidate_journal_path, run_candidate_review
+    from groundkit.cli.evalset._review import default_output, journal_path, run_review
+    from groundkit.evalset import read_candidates
+    from groundkit.evalset.judge import read_candidate_decisions
+    from groundkit.judgments import Corpus, load_judgments
+else:  # imported when the command runs, not for --help
+    candidate_journal_path = lazy("groundkit.cli.evalset._candidates", "candidate_journal_path")
+    run_candidate_review = lazy("groundkit.cli.evalset._candidates", "run_candidate_review")
+    default_output = lazy("groundkit.cli.evalset._review", "default_output")
+    journal_path = lazy("groundkit.cli.evalset._review", "journal_path")
+    run_review = lazy("groundkit.cli.evalset._review", "run_review")
+    read_candidates = lazy("groundkit.evalset", "read_candidates")
+    read_candidate_decisions = lazy("groundkit.evalset.judge", "read_candidate_decisions")
+    Corpus = lazy("groundkit.judgments", "Corpus")
+    load_judgments = lazy("groundkit.judgments", "load_judgments")
 
 __all__ = ["review_command"]
 
