@@ -7,8 +7,7 @@ from collections.abc import Mapping, Sequence
 from groundkit.cli.console._cost_view import cost_basis_sentence, cost_cell, cost_columns
 from groundkit.cli.html._plots import StageStyle
 from groundkit.cli.html._template import esc, stage_label
-from groundkit.judgments import EvalReport
-from groundkit.judgments.report import StageCost
+from groundkit.judgments import EvalReport, StageReport
 
 __all__ = ["PHASE_COLUMNS", "cost_section"]
 
@@ -25,16 +24,32 @@ _PHASES_SENTENCE = (
 )
 
 
-def _with_phases(
-    columns: list[tuple[str, str]], costs: Sequence[StageCost]
-) -> list[tuple[str, str]]:
-    """The console's columns with the phase columns some stage measured, after ``index``."""
-    phases = [c for c in PHASE_COLUMNS if any(cost.figure(c[0]) is not None for cost in costs)]
-    if not phases:
-        return columns
-    names = [name for name, _ in columns]
-    at = names.index("index_seconds") + 1 if "index_seconds" in names else len(columns)
-    return columns[:at] + phases + columns[at:]
+def _table(
+    stages: Sequence[StageReport],
+    columns: Sequence[tuple[str, str]],
+    caption: str,
+    styles: Mapping[str, StageStyle],
+) -> str:
+    """One compact table of cost figures, a row per stage."""
+    header = "".join(f'<th scope="col">{esc(title)}</th>' for _, title in columns)
+    rows: list[str] = []
+    for stage in stages:
+        assert stage.cost is not None
+        cells = "".join(
+            f'<td class="num" data-stage="{esc(stage.name)}" data-field="cost.{name}" '
+            f'data-value="{esc("" if value is None else repr(value))}">'
+            f"{esc(cost_cell(stage.cost, name))}</td>"
+            for name, _ in columns
+            for value in [stage.cost.figure(name)]
+        )
+        label = stage_label(stage.name, styles.get(stage.name), baseline=stage.baseline)
+        rows.append(f'<tr><th scope="row">{label}</th>{cells}</tr>')
+    return (
+        '<div class="table-scroll"><table class="compact">'
+        f"<caption>{esc(caption)}.</caption>"
+        f'<thead><tr><th scope="col">stage</th>{header}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def cost_section(report: EvalReport, styles: Mapping[str, StageStyle]) -> str:
@@ -52,26 +67,13 @@ def cost_section(report: EvalReport, styles: Mapping[str, StageStyle]) -> str:
             + ("</section>")
         )
     costs = [s.cost for s in costed if s.cost is not None]
-    columns = _with_phases(cost_columns(costs), costs)
-    caption = cost_basis_sentence(costed)
-    if len(columns) > len(cost_columns(costs)):
-        caption += "; " + _PHASES_SENTENCE
-    header = "".join(f'<th scope="col">{esc(title)}</th>' for _, title in columns)
-    rows: list[str] = []
-    for stage in costed:
-        assert stage.cost is not None
-        cells = "".join(
-            f'<td class="num" data-stage="{esc(stage.name)}" data-field="cost.{name}" '
-            f'data-value="{esc("" if value is None else repr(value))}">'
-            f"{esc(cost_cell(stage.cost, name))}</td>"
-            for name, _ in columns
-            for value in [stage.cost.figure(name)]
-        )
-        label = stage_label(stage.name, styles.get(stage.name), baseline=stage.baseline)
-        rows.append(f'<tr><th scope="row">{label}</th>{cells}</tr>')
-    return (
-        head + '<div class="table-scroll"><table class="compact">'
-        f"<caption>{esc(caption)}.</caption>"
-        f'<thead><tr><th scope="col">stage</th>{header}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div></section>"
-    )
+    main = _table(costed, cost_columns(costs), cost_basis_sentence(costed), styles)
+    # A model stage's own phases: a table of their own, so the main one fits its card.
+    phases = [c for c in PHASE_COLUMNS if any(cost.figure(c[0]) is not None for cost in costs)]
+    timed = [
+        s
+        for s in costed
+        if s.cost is not None and any(s.cost.figure(n) is not None for n, _ in phases)
+    ]
+    extra = _table(timed, phases, _PHASES_SENTENCE, styles) if phases and timed else ""
+    return head + main + extra + "</section>"
