@@ -191,3 +191,37 @@ def test_a_real_cross_encoder_from_a_local_folder(tmp_path: Path) -> None:
         assert _hits(report, "ce", number)[: len(head)] == [head[i] for i in order]
         got = [h.score for h in report.stage("ce").queries[number].hits[: len(head)]]
         assert got == pytest.approx([float(scores[i]) for i in order], rel=1e-5)
+
+
+def test_a_scorer_that_hangs_fails_its_stage_at_the_timeout() -> None:
+    import threading
+    import time
+
+    release = threading.Event()
+    threads: list[str] = []
+
+    def hangs(query: str, texts: Sequence[str]) -> list[float]:
+        release.wait(60)  # released at the end: the abandoned call then ends
+        return [0.0] * len(texts)
+
+    def records(query: str, texts: Sequence[str]) -> list[float]:
+        threads.append(threading.current_thread().name)
+        return [float(len(t)) for t in texts]
+
+    started = time.monotonic()
+    try:
+        report = _run(
+            StageConfig(
+                name="slow", retriever=RerankRetriever(stage="bm25", target=hangs, timeout=0.3)
+            ),
+            StageConfig(name="fine", retriever=RerankRetriever(stage="bm25", target=records)),
+        )
+    finally:
+        release.set()
+    assert "did not return within timeout = 0.3 s" in (report.stage("slow").error or "")
+    assert report.stage("fine").error is None
+    assert report.baseline.error is None
+    assert time.monotonic() - started < 50  # not the hanging call's 60 s
+    # Every call of a scorer runs on its stage's one worker thread, not the harness's.
+    assert threads
+    assert set(threads) == {"groundkit-stage-fine"}

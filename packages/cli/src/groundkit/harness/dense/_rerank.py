@@ -150,12 +150,25 @@ def _bi_encoder(model: Any, settings: RerankRetriever, cache: EmbeddingCache) ->
     return score
 
 
-def _function(function: Callable[..., Any], stage: str) -> Scorer:
+def _function(function: Callable[..., Any], stage: str, timeout: float) -> Scorer:
+    """The scorer of a ``target``: each call on the stage's worker thread, with a deadline."""
+    from groundkit.evalset.judge import CallTimeoutError, UserCodeThread
+
+    worker = UserCodeThread(f"groundkit-stage-{stage}")
+
     def score(batch: Batch) -> list[list[float]]:
         out = []
         for query, texts in batch:
             try:
-                values = function(query, list(texts))
+                values = worker.call(
+                    function, query, list(texts), timeout=timeout, what="the scoring function"
+                )
+            except CallTimeoutError:
+                raise StageFailed(
+                    stage,
+                    f"the scoring function did not return within timeout = {timeout:g} s "
+                    f"(query {query[:60]!r})",
+                ) from None
             except (Exception, SystemExit) as error:  # user code
                 raise user_failure(stage, "the scoring function", error) from error
             out.append(_checked(stage, values, len(texts)))
@@ -204,4 +217,4 @@ def make_scorer(
     from groundkit.harness.retrievers._external_kinds import resolve_retriever_object
 
     function = resolve_retriever_object(settings.target, stage=stage, what="scoring function")
-    return _function(function, stage)
+    return _function(function, stage, settings.timeout)

@@ -410,6 +410,8 @@ class RerankRetriever(RetrieverSettings):
         precision: The model's floating-point format: ``auto`` (``fp16`` on CUDA, ``fp32``
             elsewhere), ``fp32``, ``fp16`` (not on the CPU) or ``bf16``. Recorded as
             ``precision_used``.
+        timeout: Seconds one call of ``target`` may take (one query's passages); a call past
+            it fails the stage (it is abandoned: Python cannot stop it).
     """
 
     kind: Literal["rerank"] = "rerank"
@@ -421,6 +423,7 @@ class RerankRetriever(RetrieverSettings):
     batch_size: WholeNumber = Field(default=32, gt=0)
     device: str = Field(default="auto", pattern=DEVICE_PATTERN)
     precision: Precision = "auto"
+    timeout: RealNumber = Field(default=600.0, gt=0.0, allow_inf_nan=False)
 
     @field_validator("target", mode="before")
     @classmethod
