@@ -127,6 +127,7 @@ def test_torn_last_line_is_redone_and_a_foreign_file_refused(tmp_path: Path) -> 
     judge = RelevanceJudge(callable_judge(lambda q, p: 2), model="f", cache=cache, repeats=2)
     judge.judge([("q", "p")])
     lines = cache.read_text().splitlines()
+    kept, torn = (json.loads(line)["repeat"] for line in lines)  # calls run concurrently
     cache.write_text(lines[0] + "\n" + lines[1][:20])
     rerun = RelevanceJudge(callable_judge(lambda q, p: 2), model="f", cache=cache, repeats=2)
     result = rerun.judge([("q", "p")])
@@ -134,7 +135,8 @@ def test_torn_last_line_is_redone_and_a_foreign_file_refused(tmp_path: Path) -> 
     assert result.verdicts[0].grades == [2, 2]
     rows = cache.read_text().splitlines()
     assert len(rows) == 3  # the torn line stays in its own line; the redone call follows it
-    assert [json.loads(rows[i])["repeat"] for i in (0, 2)] == [0, 1]
+    assert [json.loads(rows[i])["repeat"] for i in (0, 2)] == [kept, torn]
+    assert {kept, torn} == {0, 1}
     third = RelevanceJudge(callable_judge(lambda q, p: 2), model="f", cache=cache, repeats=2)
     assert third.judge([("q", "p")]).usage.calls == 0
     foreign = tmp_path / "foreign.jsonl"
