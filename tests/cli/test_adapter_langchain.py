@@ -180,6 +180,8 @@ def test_a_live_retriever_from_python_keeps_its_own_settings(adapter_bench: Any)
     assert fixed.k == 4  # set while the stage ran, restored after
     assert report.stage("vs").retriever == {
         "target": "langchain_core.vectorstores.base:VectorStoreRetriever",
+        "timeout": 600.0,  # the deadlines of a call into the user's objects
+        "stage_timeout": None,
         "k": None,
         "batch": False,
     }

@@ -82,7 +82,8 @@ def test_better_exits_zero_and_shows_guardrails(files: dict[str, Path]) -> None:
     assert "▲ better" in result.output
     assert "ndcg@10 (guardrail)" in result.output
     assert "mrr (guardrail)" in result.output
-    assert "detection" in result.output or "detects" in result.output
+    assert "paired limit" in result.output
+    assert "(paired, a family of one)" in " ".join(result.output.split())  # its family, named
 
 
 def test_worse_exits_one(files: dict[str, Path]) -> None:

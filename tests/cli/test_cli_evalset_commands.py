@@ -50,7 +50,7 @@ def test_assess(three: Path, corpus: Path) -> None:
     result = CliRunner().invoke(cli, ["evalset", "assess", str(three), "--corpus", str(corpus)])
     assert result.exit_code == 0, result.output
     assert "3 questions, 3 answerable, 0 reviewed, 2 portable" in result.output
-    assert "detects differences of 1.54 or more" in result.output  # t quantiles at n = 3
+    assert "detects differences of 1.536 or more" in result.output  # t quantiles at n = 3
     assert "paired, per-query differences ±1" in result.output
     assert "CAUTION: no model for the general-knowledge filter" in result.output
     assert "q3" in result.output  # unresolved gold named

@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -196,15 +197,20 @@ def test_the_listed_summaries_are_the_commands_own() -> None:
             group.add_command(command)
 
 
-# Subcommands whose --help loads none of the run's machinery (the command's module defers it:
-# groundkit.cli._lazy). eval run/demo/compare/reproduce/trec and the evalset assess, filter,
-# classify and generate commands still build their options from the config models.
+# Every subcommand: its --help loads none of the run's machinery (the command's module defers
+# it: groundkit.cli._lazy), and its options read their defaults from plain constants
+# (groundkit.cli._defaults), not from the config models.
 FAST_HELP = (
     ("doctor",),
     ("beir", "adapt"),
+    ("eval", "run"),
+    ("eval", "demo"),
+    ("eval", "compare"),
+    ("eval", "reproduce"),
     ("eval", "diagnose"),
     ("eval", "track-record"),
     ("eval", "report"),
+    ("eval", "trec"),
     ("eval", "export"),
     ("eval", "adjudicate"),
     ("eval", "calibrate"),
@@ -212,7 +218,11 @@ FAST_HELP = (
     ("eval", "sample"),
     ("eval", "sheet"),
     ("eval", "sweep"),
+    ("evalset", "assess"),
+    ("evalset", "filter"),
+    ("evalset", "classify"),
     ("evalset", "review"),
+    ("evalset", "generate"),
 )
 NOT_FOR_SUBCOMMAND_HELP = (
     *(m for m in HEAVY if m != "rich.progress"),
@@ -228,3 +238,59 @@ def test_a_subcommands_help_loads_no_heavy_module(command: tuple[str, ...]) -> N
     code, modules = loaded_by(*command, "--help")
     assert code == 0
     assert _heavy(modules, NOT_FOR_SUBCOMMAND_HELP) == [], command
+
+
+def test_every_registered_command_has_its_help_checked() -> None:
+    from groundkit.cli._main import _COMMANDS, cli
+
+    registered = {
+        (*(() if group is cli else (str(group.name),)), name)
+        for group, entries in _COMMANDS.items()
+        for name in entries
+    }
+    assert registered == set(FAST_HELP)
+
+
+def _int_bounds(model: type[Any], name: str) -> tuple[int | None, int | None]:
+    """The inclusive bounds of an integer field, from its ``gt``/``ge``/``lt``/``le``."""
+    low: int | None = None
+    high: int | None = None
+    for item in model.model_fields[name].metadata:
+        if isinstance(getattr(item, "gt", None), int):
+            low = item.gt + 1
+        elif isinstance(getattr(item, "ge", None), int):
+            low = item.ge
+        elif isinstance(getattr(item, "lt", None), int):
+            high = item.lt - 1
+        elif isinstance(getattr(item, "le", None), int):
+            high = item.le
+    return low, high
+
+
+def test_the_defaults_help_shows_are_the_models_own() -> None:
+    # --help reads plain constants (no pydantic); the models take their field defaults from the
+    # same constants. What _defaults derives from them (the --k range, the chunkers' text) must
+    # say what the models do.
+    from groundkit.cli import _defaults
+    from groundkit.harness import CommandRetriever, EvalSettings
+    from groundkit.harness.run import MAX_RESAMPLES, default_chunker, default_headline_metrics
+    from groundkit.judgments import chunker_spec
+    from groundkit.judgments.report import BootstrapSettings
+
+    def default(model: type[Any], name: str) -> Any:
+        return model.model_fields[name].get_default(call_default_factory=True)
+
+    assert default(EvalSettings, "depth") == _defaults.DEFAULT_DEPTH
+    assert _int_bounds(EvalSettings, "depth") == _defaults.DEPTH_RANGE
+    assert default(EvalSettings, "min_overlap_fraction") == _defaults.DEFAULT_MIN_OVERLAP
+    assert default(CommandRetriever, "timeout") == _defaults.DEFAULT_COMMAND_TIMEOUT
+    assert " ".join(default_headline_metrics("chunk")) == _defaults.DEFAULT_METRICS
+    chunkers = (
+        f"{chunker_spec(default_chunker('chunk'))}; "
+        f"{chunker_spec(default_chunker('document'))} at --level document"
+    )
+    assert chunkers == _defaults.DEFAULT_CHUNKERS
+    assert default(BootstrapSettings, "resamples") == _defaults.DEFAULT_RESAMPLES
+    assert default(BootstrapSettings, "seed") == _defaults.DEFAULT_SEED
+    assert default(BootstrapSettings, "multiplicity") == _defaults.DEFAULT_MULTIPLICITY
+    assert _int_bounds(BootstrapSettings, "resamples") == (1, MAX_RESAMPLES)

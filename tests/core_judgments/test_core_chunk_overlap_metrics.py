@@ -2,12 +2,15 @@
 
 The brute force works on sets of ``(doc, position)`` characters: unions are set unions, and
 Chroma's sum denominators add up the selected spans' lengths one by one (a character
-selected twice counts twice).
+selected twice counts twice). A gold item with several spans is one quote found several times
+(report schema 2.3): it enters the gold set through ONE occurrence, the one with the most
+characters selected (the first among equals); for ``precision_omega``, the one its touching
+chunks fit best (the highest IoU; the first among equals), and only that one selects chunks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,7 +25,13 @@ from groundkit.judgments.metrics import ChunkSpans, GoldItem, score_queries, sco
 
 Span3 = tuple[str, int, int]
 DOCS = ("a", "b")
-CUTOFF_KINDS = ("span_iou", "span_iou_chroma", "span_precision_chroma")
+CUTOFF_KINDS = (
+    "span_iou",
+    "span_iou_chroma",
+    "span_precision_chroma",
+    "span_recall",
+    "span_precision",
+)
 
 
 def _chars(spans: Sequence[Span3]) -> set[tuple[str, int]]:
@@ -33,30 +42,51 @@ def _ratio(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator > 0 else 0.0
 
 
-def brute_force(
-    gold: Sequence[GoldItem], hits: Sequence[Span3], k: int, chunks: Sequence[Span3]
-) -> dict[str, float]:
-    """Every new metric of one query, from character sets."""
-    gold_spans = [span for item in gold for span in item.spans]
-    s = _chars(gold_spans)
-    top = list(hits[:k])
-    h = _chars(top)
-    shared = len(h & s)
-    total = sum(end - start for _, start, end in top)  # Chroma: sum, not union
-    omega = [
+def _touching(chunks: Sequence[Span3], spans: Sequence[Span3]) -> list[Span3]:
+    return [
         chunk
         for chunk in chunks
         if any(
             chunk[0] == doc and min(chunk[2], end) - max(chunk[1], start) >= 1
-            for doc, start, end in gold_spans
+            for doc, start, end in spans
         )
     ]
-    o = _chars(omega)
+
+
+def _best(spans: Sequence[Span3], score: Callable[[Span3], float]) -> list[Span3]:
+    """The occurrence of the highest score, the first among equals (none for no occurrence)."""
+    candidates = [span for span in spans if span[2] > span[1]]  # an empty span is no occurrence
+    if not candidates:
+        return []
+    best = max(score(span) for span in candidates)
+    return [next(span for span in candidates if score(span) == best)]
+
+
+def _fit(chunks: Sequence[Span3], span: Span3) -> float:
+    o, s = _chars(_touching(chunks, [span])), _chars([span])
+    return _ratio(len(o & s), len(o | s))
+
+
+def brute_force(
+    gold: Sequence[GoldItem], hits: Sequence[Span3], k: int, chunks: Sequence[Span3]
+) -> dict[str, float]:
+    """Every new metric of one query, from character sets."""
+    top = list(hits[:k])
+    h = _chars(top)
+    chosen = [span for item in gold for span in _best(item.spans, lambda o: len(_chars([o]) & h))]
+    s = _chars(chosen)
+    shared = len(h & s)
+    total = sum(end - start for _, start, end in top)  # Chroma: sum, not union
+    fitted = [span for item in gold for span in _best(item.spans, lambda o: _fit(chunks, o))]
+    o = _chars(_touching(chunks, fitted))
+    s_omega = _chars(fitted)
     return {
         f"span_iou@{k}": _ratio(shared, len(h | s)),
         f"span_iou_chroma@{k}": _ratio(shared, total + len(s) - shared),
         f"span_precision_chroma@{k}": _ratio(shared, total),
-        "precision_omega": _ratio(len(o & s), len(o | s)),
+        f"span_recall@{k}": _ratio(shared, len(s)),
+        f"span_precision@{k}": _ratio(shared, len(h)),
+        "precision_omega": _ratio(len(o & s_omega), len(o | s_omega)),
     }
 
 
@@ -100,7 +130,7 @@ def test_the_orderings_between_the_conventions_hold(
     query: tuple[list[GoldItem], list[Span3]], k: int
 ) -> None:
     items, spans = query
-    names = [f"{kind}@{k}" for kind in (*CUTOFF_KINDS, "span_precision", "span_recall")]
+    names = [f"{kind}@{k}" for kind in CUTOFF_KINDS]
     row = score_queries({"q": items}, {"q": _hits(spans)}, names)["q"]
     # A sum is at least the union: Chroma's figures never exceed ours.
     assert row[f"span_precision_chroma@{k}"] <= row[f"span_precision@{k}"] + 1e-12

@@ -68,7 +68,14 @@ def _reference(
     if spec.kind in ("span_recall", "span_precision"):
         k = spec.cutoff or 0
         hit_chars = {(d, c) for d, s, e in hits[:k] for c in range(s, e)}
-        gold_chars = {(d, c) for item in gold for d, s, e in item.spans for c in range(s, e)}
+        # Report schema 2.3: a quote with several spans (occurrences) is gold once, through
+        # its occurrence with the most characters hit (the first among equals); before, every
+        # occurrence was gold, and retrieving one copy in full could score 0.5.
+        gold_chars: set[tuple[str, int]] = set()
+        for item in gold:
+            occurrences = [{(d, c) for c in range(s, e)} for d, s, e in item.spans if e > s]
+            if occurrences:
+                gold_chars |= max(occurrences, key=lambda chars: len(chars & hit_chars))
         shared = len(hit_chars & gold_chars)
         denominator = len(gold_chars) if spec.kind == "span_recall" else len(hit_chars)
         return shared / denominator if denominator else 0.0
@@ -257,7 +264,9 @@ def test_worked_example() -> None:
     assert row["rprec"] == pytest.approx(1 / 3)
     assert row["recall@15c"] == pytest.approx(1 / 3)  # first hit cut to [0, 15)
     assert row["ndcg@15c"] == 1.0  # one hit read, its ideal is the best grade
-    assert row["span_recall@1"] == pytest.approx(20 / 25)
+    # Report schema 2.3: the second quote is gold once, at its occurrence the first hit covers
+    # ([30, 40) of d1); its copy [0, 5) of d2 is not gold characters (20 / 25 before).
+    assert row["span_recall@1"] == pytest.approx(20 / 20)
     assert row["span_precision@1"] == pytest.approx(20 / 50)
 
 
@@ -347,7 +356,7 @@ def test_parse_metric(name: str, kind: str, cutoff: int | None, budget: int | No
         ("recall@0", "without leading zeros"),
         ("recall@010", "without leading zeros"),
         ("hit@100c", "character budgets exist only"),
-        ("recall@100t", "token budgets are not supported"),
+        ("hit@100t", "token budgets exist only"),
         ("recall@10x", "unknown budget unit"),
         ("NDCG@10", "unknown metric"),
         ("", "unknown metric"),

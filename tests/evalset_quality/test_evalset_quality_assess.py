@@ -16,7 +16,11 @@ from groundkit.evalset import (
     round_up,
 )
 from groundkit.judgments import Corpus, EvalReport, Judgment
-from groundkit.stats import minimum_detectable_difference, paired_minimum_detectable_difference
+from groundkit.stats import (
+    limit_text,
+    minimum_detectable_difference,
+    paired_minimum_detectable_difference,
+)
 
 Make = Callable[..., Judgment]
 
@@ -64,20 +68,21 @@ def test_twenty_four_questions_printed_floor_is_supported(make_judgment: Make) -
     quality = assess(_set(make_judgment, 24))
     reported = quality.reported_detectable_difference
     assert reported is not None
-    assert reported == pytest.approx(0.42)  # t quantiles at 24 questions (normal: 0.41)
-    printed = f"{reported:.2f}"
+    assert reported == pytest.approx(0.414)  # t quantiles at 24 questions (normal: 0.41)
+    printed = f"{reported:.3f}"  # three decimals, as every detection limit is printed
     assert printed in quality.summary()
     assert quality.can_support(float(printed))
-    assert not quality.can_support(float(printed) - 0.01)
+    assert not quality.can_support(float(printed) - 0.001)
 
 
 def test_reported_floor_round_trips_for_every_n() -> None:
     for n in range(2, 501):
         floor = minimum_detectable_difference(n)
-        reported = round_up(floor)
+        reported = round_up(floor, 3)
         assert reported >= floor, n
-        assert reported - floor < 0.01, n
-        assert float(f"{reported:.2f}") == reported, n
+        assert reported - floor < 0.001, n
+        assert float(f"{reported:.3f}") == reported, n
+        assert limit_text(floor) == f"{reported:.3f}", n  # the one printed form
 
 
 def test_can_support_reported_for_every_n(make_judgment: Make) -> None:

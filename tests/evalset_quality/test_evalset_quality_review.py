@@ -157,3 +157,21 @@ def test_replay_rebuilds_the_same_state(make_judgment: Make, actions: list[str])
     assert replayed.current == queue.current
     done = queue.counts()
     assert done["accept"] + done["edit"] + done["reject"] + done["skip"] == queue.progress().done
+
+
+def test_an_edit_keeps_a_pin_for_the_same_text_and_drops_it_for_a_new_one() -> None:
+    def pinned(query_id: str) -> Judgment:
+        return Judgment.model_validate(
+            {
+                "query_id": query_id,
+                "query": "What is the fee this year?",
+                "gold": [{"doc": "fees.md", "quote": "The fee is 8 dollars.", "start": 47}],
+            }
+        )
+
+    queue = ReviewQueue([pinned("same"), pinned("new")])
+    queue.edit(grade=2)  # the text is unchanged: the pin still holds
+    queue.edit(quote="The fee is 9 dollars.")  # another text: the old offset says nothing
+    same, new = queue.result()
+    assert (same.gold[0].grade, same.gold[0].start) == (2, 47)
+    assert (new.gold[0].quote, new.gold[0].start) == ("The fee is 9 dollars.", None)

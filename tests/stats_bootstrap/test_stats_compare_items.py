@@ -47,7 +47,8 @@ def test_stats_compare_items_worked_example() -> None:
     assert result.sign_flip_p_value is None
     assert result.confidence_interval_low < result.confidence_interval_high < 0
     assert (result.mean_a, result.mean_b) == pytest.approx((267 / 300, 243 / 300))
-    assert "worse: -8.0 points" in result.summary()
+    assert "worse: -0.080 [" in result.summary()
+    assert "detection limit 0.0" in result.summary()  # metric scale, as everywhere
 
 
 def test_stats_four_items_flipping_one_way_are_too_few_queries() -> None:

@@ -23,5 +23,13 @@ class FiniteFloatRange(click.FloatRange):
         """Refuse non-finite numbers, then check the range."""
         number = click.FLOAT.convert(value, param, ctx)
         if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number ({self._describe_range()})", param, ctx)
+            bounds = self._describe_range()
+            where = "" if bounds == "finite" else f" ({bounds})"
+            self.fail(f"{value!r} is not a finite number{where}", param, ctx)
         return super().convert(number, param, ctx)
+
+    def _describe_range(self) -> str:
+        """``x<=1`` and the like; ``finite`` with no bound (click would print ``x<=None``)."""
+        if self.min is None and self.max is None:
+            return "finite"
+        return str(super()._describe_range())

@@ -10,6 +10,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from groundkit.diagnosis._names import FIXES, FixName
 from groundkit.judgments.report import Knob
 
 __all__ = [
@@ -60,23 +61,6 @@ BUCKET_TITLES: dict[BucketName, str] = {
     "crowded-by-duplicates": "crowded out by near-duplicates",
     "not-retrieved": "not retrieved",
 }
-
-FixName = Literal[
-    "repair-judgments",
-    "index-coverage",
-    "chunk-overlap",
-    "larger-chunks",
-    "smaller-chunks",
-    "rerank",
-    "raise-k",
-    "hybrid-fusion",
-    "query-expansion",
-    "dense",
-    "deduplicate",
-]
-
-FIXES: tuple[FixName, ...] = get_args(FixName)
-"""Every fix, in bucket order (the tie-break of the ranking)."""
 
 FIX_BUCKETS: dict[FixName, tuple[BucketName, ...]] = {
     "repair-judgments": ("gold-not-resolvable",),

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from groundkit.evalset._errors import EvalSetError
-from groundkit.evalset._floors import questions_needed, round_up
+from groundkit.evalset._floors import LIMIT_PLACES, questions_needed, round_up
 from groundkit.evalset._notes import CAUTION, INFO, Note
 from groundkit.evalset._scores import (
     ScoreInput,
@@ -25,7 +25,11 @@ from groundkit.evalset._scores import (
 from groundkit.evalset.filters._classify import UNLABELLED, type_distribution
 from groundkit.evalset.filters._closed_book import Answerer, closed_book_check
 from groundkit.judgments import Corpus, EvalReport, Judgment, resolve_judgments
-from groundkit.stats import minimum_detectable_difference, paired_minimum_detectable_difference
+from groundkit.stats import (
+    limit_text,
+    minimum_detectable_difference,
+    paired_minimum_detectable_difference,
+)
 
 __all__ = ["EvalSetQuality", "assess"]
 
@@ -58,7 +62,7 @@ class EvalSetQuality(BaseModel):
         alpha: Two-sided significance level of the size calculation.
         detectable_difference: Exact unpaired floor for ``answerable`` questions (``None``
             without answerable items).
-        reported_detectable_difference: The floor rounded UP to 2 decimals (safe to print and
+        reported_detectable_difference: The floor rounded UP to 3 decimals (safe to print and
             hand back to :meth:`can_support`).
         paired_worst_case: Paired floor when per-query differences are as wide as they can be
             (±1, standard deviation 1).
@@ -134,8 +138,8 @@ class EvalSetQuality(BaseModel):
         floor = (
             "no difference is detectable (no answerable questions)"
             if self.reported_detectable_difference is None
-            else f"detects differences of {self.reported_detectable_difference:.2f} or more "
-            f"({self.power:.0%} power, {self.alpha:g} two-sided, unpaired)"
+            else f"detects differences of {self.reported_detectable_difference:.3f} or more "
+            f"({self.power:.0%} power, {self.alpha:g} two-sided, unpaired: two independent runs)"
         )
         portable = "" if self.portable is None else f", {self.portable} portable"
         cautions = sum(1 for note in self.notes if note.level == CAUTION)
@@ -168,7 +172,8 @@ def _size_notes(
     beyond = ", more than any [0, 1] metric can differ by" if reported > 1.0 else ""
     text = (
         f"with {answerable} answerable questions the smallest difference this set detects is "
-        f"{reported:.2f}{beyond} ({power:.0%} power, {alpha:g} two-sided); a 0.05 difference "
+        f"{reported:.3f}{beyond} ({power:.0%} power, {alpha:g} two-sided, unpaired: two "
+        "independent runs); a 0.05 difference "
         f"needs about {needed}"
     )
     if floor > _USEFUL_FLOOR:
@@ -183,14 +188,15 @@ def _paired_note(
         return []
     parts = [
         "the detection floor assumes an unpaired test while comparisons are paired: "
-        "with per-query differences of ±1 (the worst case) the paired floor is "
-        f"{round_up(worst):.2f}"
+        "with per-query differences of ±1 (the worst case) the paired detection limit is "
+        f"{limit_text(worst)} (a family of one)"
     ]
     if observed:
-        shown = ", ".join(
-            f"{name} vs {baseline}: {round_up(v):.2f}" for name, v in observed.items()
+        shown = ", ".join(f"{name} vs {baseline}: {limit_text(v)}" for name, v in observed.items())
+        parts.append(
+            f"from the report's per-query differences it is {shown} (each a family of one; "
+            "the report's own limits are for its family and are larger)"
         )
-        parts.append(f"from the report's per-query differences it is {shown}")
     else:
         parts.append("pass a report with several stages for the observed paired floor")
     return [Note(level=INFO, code="paired-floor", message="; ".join(parts))]
@@ -502,7 +508,7 @@ def assess(  # noqa: PLR0913
     answerable_ids = [j.query_id for j in answerable]
     n = len(answerable)
     floor = minimum_detectable_difference(n, power=power, alpha=alpha) if n else None
-    reported = None if floor is None else round_up(floor)
+    reported = None if floor is None else round_up(floor, LIMIT_PLACES)
     # A paired t test needs two questions (one degree of freedom) to say anything.
     worst = (
         paired_minimum_detectable_difference(1.0, n, power=power, alpha=alpha) if n >= 2 else None

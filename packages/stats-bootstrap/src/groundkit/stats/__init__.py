@@ -57,7 +57,18 @@ from groundkit.stats.verdicts._family import (
     flip_share_floor,
     minimum_queries,
 )
-from groundkit.stats.verdicts._multiplicity import Adjustment, bh_adjust, holm_adjust
+from groundkit.stats.verdicts._limits import (
+    family_text,
+    limit_text,
+    paired_limit_text,
+    unpaired_limit_text,
+)
+from groundkit.stats.verdicts._multiplicity import (
+    Adjustment,
+    bh_adjust,
+    holm_adjust,
+    reproducing_alpha,
+)
 from groundkit.stats.verdicts._stratified import (
     PairedStratum,
     StratifiedComparison,
@@ -99,8 +110,10 @@ __all__ = [
     "compare_stratified",
     "detection_limit",
     "exact_binomial_interval",
+    "family_text",
     "flip_share_floor",
     "holm_adjust",
+    "limit_text",
     "mcnemar",
     "mcnemar_power",
     "mean_interval",
@@ -108,11 +121,14 @@ __all__ = [
     "minimum_queries",
     "paired_bootstrap",
     "paired_difference_interval",
+    "paired_limit_text",
     "paired_minimum_detectable_difference",
+    "reproducing_alpha",
     "sign_flip_test",
     "stratified_domain_interval",
     "stratified_ratio_interval",
     "stratified_wilson_interval",
     "t_power",
+    "unpaired_limit_text",
     "wilson_interval",
 ]

@@ -13,6 +13,7 @@ import numpy as np
 from groundkit.stats.inference._bootstrap import paired_bootstrap
 from groundkit.stats.inference._power import minimum_detectable_difference
 from groundkit.stats.verdicts._compare import compare_items
+from groundkit.stats.verdicts._limits import unpaired_limit_text
 
 __all__ = ["main", "simulate"]
 
@@ -67,23 +68,23 @@ def main() -> int:
             baseline, candidate, baseline_name="bm25", candidate_name="hybrid", metric=metric
         )
         print(f"{metric} ({verdict.kind} items)")
-        print(f"  bm25 {100 * verdict.mean_a:.1f}  →  hybrid {100 * verdict.mean_b:.1f}")
+        print(f"  bm25 {verdict.mean_a:.3f}  →  hybrid {verdict.mean_b:.3f}")
         print(
-            f"  effect       {100 * verdict.difference:+.1f} points, 95% CI "
-            f"[{100 * verdict.confidence_interval_low:+.1f}, "
-            f"{100 * verdict.confidence_interval_high:+.1f}] ({verdict.interval_method}); "
-            f"percentile bootstrap [{100 * boot.confidence_interval_low:+.1f}, "
-            f"{100 * boot.confidence_interval_high:+.1f}]"
+            f"  effect       {verdict.difference:+.3f}, 95% CI "
+            f"[{verdict.confidence_interval_low:+.3f}, "
+            f"{verdict.confidence_interval_high:+.3f}] ({verdict.interval_method}); "
+            f"percentile bootstrap [{boot.confidence_interval_low:+.3f}, "
+            f"{boot.confidence_interval_high:+.3f}]"
         )
         print(f"  gate         {verdict.test} p {verdict.p_value:.2g}")
         print(
             f"  flips        {verdict.gained} gained, {verdict.lost} lost, {verdict.ties} tied "
             f"({100 * verdict.flip_share:.0f}% of queries differ)"
         )
+        print(f"  detection limit {verdict.detection_text()}")
         print(
-            f"  detection limit {verdict.detection_text()} "
-            f"(unpaired floor would say "
-            f"{100 * minimum_detectable_difference(verdict.item_count):.1f})"
+            "                  unpaired floor "
+            f"{unpaired_limit_text(minimum_detectable_difference(verdict.item_count))}"
         )
         if verdict.effect_size is not None:
             print(

@@ -11,7 +11,7 @@ import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,33 +20,44 @@ from groundkit.cli._defaults import (
     DEFAULT_SEED,
 )
 from groundkit.cli._errors import EXIT_FAILED, EXIT_OK, InputError
+from groundkit.cli._lazy import lazy
 from groundkit.cli._outputs import force_option, guard
-from groundkit.cli.compare._guardrail import (
-    CostCheck,
-    CostGuardrail,
-    check_cost_guardrails,
-    cost_checks_json,
-    render_cost_checks,
-    split_guardrails,
-)
-from groundkit.cli.compare._items import (
-    ItemsOutcome,
-    ItemsSettings,
-    compare_item_rows,
-    exit_code_for,
-    pick_stage_rows,
-    render_items_outcome,
-)
-from groundkit.cli.compare._items_files import (
-    ALLOW_FLAG,
-    check_same_gold,
-    read_items_file,
-    stage_rows,
-)
-from groundkit.cli.compare._options import CompareOptions, compare_options
+from groundkit.cli.compare._options import ALLOW_FLAG, CompareOptions, compare_options
 from groundkit.cli.console._report import make_console, progress_option
 from groundkit.cli.run._describe import describe_option
 from groundkit.harness.run import MAX_RESAMPLES, default_headline_metrics
+
+if TYPE_CHECKING:
+    from groundkit.cli.compare._guardrail import (
+        CostCheck,
+        CostGuardrail,
+        check_cost_guardrails,
+        cost_checks_json,
+        render_cost_checks,
+        split_guardrails,
+    )
+    from groundkit.cli.compare._items import (
+        ItemsOutcome,
+        ItemsSettings,
+        compare_item_rows,
+        exit_code_for,
+        pick_stage_rows,
+        render_items_outcome,
+    )
+    from groundkit.cli.compare._items_files import check_same_gold, read_items_file, stage_rows
+else:  # the statistics (numpy) and the items and report models: imported when compare runs
+    check_cost_guardrails = lazy("groundkit.cli.compare._guardrail", "check_cost_guardrails")
+    cost_checks_json = lazy("groundkit.cli.compare._guardrail", "cost_checks_json")
+    render_cost_checks = lazy("groundkit.cli.compare._guardrail", "render_cost_checks")
+    split_guardrails = lazy("groundkit.cli.compare._guardrail", "split_guardrails")
+    ItemsSettings = lazy("groundkit.cli.compare._items", "ItemsSettings")
+    compare_item_rows = lazy("groundkit.cli.compare._items", "compare_item_rows")
+    exit_code_for = lazy("groundkit.cli.compare._items", "exit_code_for")
+    pick_stage_rows = lazy("groundkit.cli.compare._items", "pick_stage_rows")
+    render_items_outcome = lazy("groundkit.cli.compare._items", "render_items_outcome")
+    check_same_gold = lazy("groundkit.cli.compare._items_files", "check_same_gold")
+    read_items_file = lazy("groundkit.cli.compare._items_files", "read_items_file")
+    stage_rows = lazy("groundkit.cli.compare._items_files", "stage_rows")
 
 # The report mode, the demo and trec import what they need in their bodies: comparing two
 # items files loads no harness pipeline, HTML or diagnosis (``grk eval compare`` starts fast).
@@ -201,6 +212,7 @@ def _compare_report(
             ("--stage-a", options.stage_a),
             ("--stage-b", options.stage_b),
             ("--fail-under", options.fail_under),
+            ("--alpha", options.alpha),
             ("--guardrail METRIC", metric_guardrails or None),
             ("--track-record", options.track_record),  # track record
             (ALLOW_FLAG, options.allow_different_gold or None),
@@ -347,6 +359,7 @@ def _items_settings(options: CompareOptions, metric_guardrails: list[str]) -> It
         seed=DEFAULT_SEED if options.seed is None else options.seed,
         fail_under=options.fail_under,
         equivalence_margin=options.equivalence_margin,
+        alpha=0.05 if options.alpha is None else options.alpha,
     )
 
 

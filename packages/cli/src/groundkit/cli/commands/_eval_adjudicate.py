@@ -32,7 +32,12 @@ if TYPE_CHECKING:
         figures_text,
         find_card,
     )
-    from groundkit.harness.analysis._adjudicate import Candidate, adjudicated_report, unjudged_hits
+    from groundkit.harness.analysis._adjudicate import (
+        Candidate,
+        adjudicated_report,
+        adjudication_tokens,
+        unjudged_hits,
+    )
     from groundkit.judgments import Corpus, EvalReport
     from groundkit.judgments.report import (
         AdjudicationInfo,
@@ -54,6 +59,7 @@ else:  # imported when the command runs, not for --help
     find_card = lazy("groundkit.evalset.judge", "find_card")
     Candidate = lazy("groundkit.harness.analysis._adjudicate", "Candidate")
     adjudicated_report = lazy("groundkit.harness.analysis._adjudicate", "adjudicated_report")
+    adjudication_tokens = lazy("groundkit.harness.analysis._adjudicate", "adjudication_tokens")
     unjudged_hits = lazy("groundkit.harness.analysis._adjudicate", "unjudged_hits")
     Corpus = lazy("groundkit.judgments", "Corpus")
     EvalReport = lazy("groundkit.judgments", "EvalReport")
@@ -225,6 +231,7 @@ def adjudicate_command(
     corpus = report_corpus(report, corpus_path, report_path)
     try:
         candidates = unjudged_hits(report, list(stages), k, corpus)
+        tokens = adjudication_tokens(report, corpus)  # checked before anything is judged
         judge, name, model_name = build_judge(settings, cache)
         card = find_card(
             report_path, report, judge=name, model=model_name, prompt_version=PROMPT_VERSION
@@ -253,7 +260,7 @@ def adjudicate_command(
         **_calibration(card, report_path, name),
     )
     adjudicated = anchor_inputs(
-        adjudicated_report(report, grades, info),
+        adjudicated_report(report, grades, info, tokens),
         out_path,
         corpus=corpus_path or recorded_input(report, "corpus", report_path),
         judgments=recorded_input(report, "judgments", report_path),

@@ -15,24 +15,35 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from groundkit.cli._errors import EXIT_FAILED, EXIT_OK, InputError
+from groundkit.cli._lazy import lazy
 from groundkit.cli._option_groups import option_group
 from groundkit.cli._outputs import guard
 from groundkit.cli._types import FiniteFloatRange
 from groundkit.cli.console._report import ProgressDisplay, make_console, progress_option
 from groundkit.cli.run._describe import describe_option
-from groundkit.cli.run._run import command_record, run_inputs, write_run_outputs
-from groundkit.harness import Reproduction, ReproductionRefusedError, RunConfig, reproduce_report
-from groundkit.harness.run import recorded_run_config
-from groundkit.harness.run._reproduce import UntrustedReportError, code_parts
-from groundkit.judgments import EvalReport, load_report
 from groundkit.judgments.files import shown_path
+
+if TYPE_CHECKING:
+    from groundkit.cli.run._run import command_record, run_inputs, write_run_outputs
+    from groundkit.harness import Reproduction, RunConfig, reproduce_report
+    from groundkit.harness.run import recorded_run_config
+    from groundkit.harness.run._reproduce import code_parts
+    from groundkit.judgments import EvalReport, load_report
+else:  # the harness, numpy and the report models: imported when the command runs
+    command_record = lazy("groundkit.cli.run._run", "command_record")
+    run_inputs = lazy("groundkit.cli.run._run", "run_inputs")
+    write_run_outputs = lazy("groundkit.cli.run._run", "write_run_outputs")
+    reproduce_report = lazy("groundkit.harness", "reproduce_report")
+    recorded_run_config = lazy("groundkit.harness.run", "recorded_run_config")
+    code_parts = lazy("groundkit.harness.run._reproduce", "code_parts")
+    load_report = lazy("groundkit.judgments", "load_report")
 
 __all__ = ["reproduce_command"]
 
@@ -65,6 +76,7 @@ def _summary(outcome: Reproduction) -> dict[str, Any]:
             {**asdict(m), "kind": m.kind.value, "message": str(m)} for m in outcome.mismatches
         ],
         "differences": [{**asdict(d), "message": str(d)} for d in outcome.differences],
+        "notes": [] if outcome.span_rule_note is None else [outcome.span_rule_note],
     }
 
 
@@ -101,6 +113,8 @@ def _render(console: Console, outcome: Reproduction, *, shown: int) -> None:
             else ("—" if difference.now is None else repr(difference.now)),
         )
     console.print(table)
+    if outcome.span_rule_note is not None:
+        console.print(f"note: {outcome.span_rule_note}", style="yellow", highlight=False)
 
 
 def _trusted_config(
@@ -111,6 +125,8 @@ def _trusted_config(
     Raises:
         InputError: Code stages without ``--trust-report`` (one line naming them and the flag).
     """
+    from groundkit.harness.run._reproduce import UntrustedReportError  # caught: the class
+
     try:
         config = recorded_run_config(
             recorded,
@@ -221,6 +237,8 @@ def reproduce_command(
     Exit codes: 0 every score identical, 1 differences (the first ones listed: query, stage,
     metric, recorded and now), 2 other inputs than recorded, or bad input.
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
+    from groundkit.harness import ReproductionRefusedError  # caught: the class itself
+
     recorded = load_report(report_path)
     config = _trusted_config(recorded, report_path, moved, trust_report)
     guard(

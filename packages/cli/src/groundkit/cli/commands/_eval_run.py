@@ -7,10 +7,12 @@ there) and hands the configuration to :func:`~groundkit.cli.run._run.run_and_wri
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
+from groundkit.cli._lazy import lazy
 from groundkit.cli.console._report import make_console
-from groundkit.cli.run._config import build_run_config
 from groundkit.cli.run._describe import describe_option
 from groundkit.cli.run._options import (
     ExecutionOptions,
@@ -27,7 +29,14 @@ from groundkit.cli.run._options import (
     stage_options,
     statistics_options,
 )
-from groundkit.cli.run._run import command_record, run_and_write
+
+if TYPE_CHECKING:
+    from groundkit.cli.run._config import build_run_config
+    from groundkit.cli.run._run import command_record, run_and_write
+else:  # the harness, numpy and the config models: imported when the command runs
+    build_run_config = lazy("groundkit.cli.run._config", "build_run_config")
+    command_record = lazy("groundkit.cli.run._run", "command_record")
+    run_and_write = lazy("groundkit.cli.run._run", "run_and_write")
 
 __all__ = ["run_command"]
 

@@ -143,10 +143,10 @@ def _read_scores(path: Path) -> dict[str, Any]:
     return data
 
 
-def _resolution(judgments: list[Judgment], corpus_path: Path | None) -> Any:
+def _resolution(judgments: list[Judgment], corpus_path: Path | None, source: Path) -> Any:
     if corpus_path is None:
         return None
-    return resolve_judgments(judgments, Corpus.load(corpus_path))
+    return resolve_judgments(judgments, Corpus.load(corpus_path), source=source)
 
 
 def _write_filtered(
@@ -249,7 +249,7 @@ def filter_command(
         default_filters(
             baseline_scores=None if scores is None else _read_scores(scores),
             answerer=client,
-            resolved=_resolution(items, corpus),
+            resolved=_resolution(items, corpus, judgments),
         )
     )
     result = chain.run(items)

@@ -27,6 +27,7 @@ from groundkit.stats import (
     ItemComparison,
     PairedScores,
     compare_family,
+    limit_text,
     mean_interval,
 )
 
@@ -89,6 +90,7 @@ class ItemsOutcome:
             "below_fail_under": self.below_floor,
             "guardrails_not_in_every_row": list(self.incomplete),
             "notes": list(self.notes),
+            "family": "a family of one",
         }
 
 
@@ -171,6 +173,8 @@ class ItemsSettings:
         seed: Seed of every random step.
         fail_under: Floor for the low end of B's interval on the deciding metric.
         equivalence_margin: Margin of an equivalence test on the deciding metric.
+        alpha: Level of the one decision (a family of one). A report's comparison prints the
+            level that reproduces its family-wise verdict (``grk eval compare REPORT``).
     """
 
     guardrail_metrics: Sequence[str] | None = None
@@ -179,6 +183,7 @@ class ItemsSettings:
     seed: int = 0
     fail_under: float | None = None
     equivalence_margin: float | None = None
+    alpha: float = 0.05
 
 
 def compare_item_rows(
@@ -230,6 +235,7 @@ def compare_item_rows(
     family = FamilySettings(
         resamples=given.resamples,
         seed=given.seed,
+        alpha=given.alpha,
         adjustment="none",
         equivalence_margin=given.equivalence_margin,
     )
@@ -266,7 +272,7 @@ def _comparison_row(comparison: ItemComparison, *, deciding: bool) -> list[Text 
             comparison.confidence_interval_low, comparison.confidence_interval_high, signed=True
         ),
         f"{comparison.p_value:.3g}",
-        "none" if comparison.detection_limit is None else f"±{comparison.detection_limit:.3f}",
+        limit_text(comparison.detection_limit),
         Text(mark, style=style if deciding else "dim"),
     ]
 
@@ -278,7 +284,8 @@ def render_items_outcome(console: Console, outcome: ItemsOutcome) -> None:
     console.print(Text("A: ", style="bold") + Text(f"{outcome.path_a} [{outcome.stage_a}]"))
     console.print(Text("B: ", style="bold") + Text(f"{outcome.path_b} [{outcome.stage_b}]"))
     table = Table(title=f"B against A on {decision.item_count} queries", title_justify="left")
-    for header in ("metric", "A", "B", "B − A", f"{level}% interval", "p", "detects", "verdict"):
+    headers = ("metric", "A", "B", "B − A", f"{level}% interval", "p", "paired limit", "verdict")
+    for header in headers:
         table.add_column(header, justify="left" if header in ("metric", "verdict") else "right")
     table.add_row(*_comparison_row(decision, deciding=True))
     for guardrail in outcome.guardrails:
@@ -317,14 +324,23 @@ def _verdict_sentence(decision: ItemComparison) -> str:
     limit = (
         "no difference is reliably detectable"
         if decision.detection_limit is None
-        else f"differences smaller than {decision.detection_limit:.3f} are unlikely to be detected"
+        else f"differences under {decision.detection_text()} are unlikely to be detected"
     )
     return (
         f"verdict on {decision.metric}: {decision.verdict} — the {decision.interval_method} "
         f"interval must exclude zero and the {decision.test} test must give "
         f"p < {decision.alpha:g}; {limit} with {decision.item_count} queries. Guardrails are "
-        "shown, not deciding."
+        f"shown, not deciding. {FAMILY_NOTE}"
     )
+
+
+FAMILY_NOTE = (
+    "Items mode decides this one comparison alone (a family of one); a report decides each "
+    "stage × metric comparison within its family (holm over all of them by default), so the "
+    "same pair can be inconclusive there and decided here: `grk eval compare REPORT "
+    "--candidate STAGE` gives the report's verdict and the --alpha that reproduces it here."
+)
+"""Said under every items-mode verdict: which family decided it, and how a report's differs."""
 
 
 def exit_code_for(verdict: str, *, fail_on_inconclusive: bool, below_floor: bool = False) -> int:

@@ -6,12 +6,10 @@ from pathlib import Path
 
 from groundkit.cli._errors import InputError
 from groundkit.cli.compare._items import StageRows
+from groundkit.cli.compare._options import ALLOW_FLAG
 from groundkit.harness import ItemsFile, ItemsStage, load_items
 
-__all__ = ["ALLOW_FLAG", "check_same_gold", "read_items_file", "stage_rows"]
-
-ALLOW_FLAG = "--allow-different-gold"
-"""The flag that lets `grk eval compare` go on when the two files were scored on other gold."""
+__all__ = ["check_same_gold", "read_items_file", "stage_rows"]
 
 _SHOWN_DIGITS = 12
 

@@ -18,11 +18,13 @@ import click
 from groundkit.cli._defaults import DEFAULT_RESAMPLES
 from groundkit.cli._outputs import force_option
 from groundkit.cli._types import FiniteFloatRange
-from groundkit.cli.compare._items_files import ALLOW_FLAG
 from groundkit.diagnosis import FIXES  # track record
 from groundkit.harness.run import MAX_RESAMPLES
 
-__all__ = ["CompareOptions", "compare_options"]
+__all__ = ["ALLOW_FLAG", "CompareOptions", "compare_options"]
+
+ALLOW_FLAG = "--allow-different-gold"
+"""The flag that lets `grk eval compare` go on when the two files were scored on other gold."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class CompareOptions:
     track_record: Path | None = None
     applied: str | None = None
     force: bool = False
+    alpha: float | None = None
 
 
 _OPTIONS: tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...] = (
@@ -76,6 +79,14 @@ _OPTIONS: tuple[Callable[[Callable[..., Any]], Callable[..., Any]], ...] = (
         metavar="M",
         help="Also test equivalence within ±M (TOST), so an undecided comparison can be told "
         "from an equivalent one [report: the report's setting].",
+    ),
+    click.option(
+        "--alpha",
+        type=FiniteFloatRange(min=0.0, min_open=True, max=0.5),
+        default=None,
+        metavar="A",
+        help="Items mode: the level of its one decision [default: 0.05]. `grk eval compare "
+        "REPORT` prints the level that reproduces a report's family-wise verdict.",
     ),
     click.option(
         "--all-pairs",

@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from groundkit.cli._errors import InputError
+from groundkit.cli.compare._items_command import ItemsCommand, items_command
 from groundkit.cli.console._fit import print_table
 from groundkit.cli.console._report import VERDICT_MARKS, format_delta, format_interval, format_value
 from groundkit.harness.analysis import (
@@ -41,6 +42,7 @@ from groundkit.stats import (
     PairedScores,
     compare_all_pairs,
     compare_family,
+    family_text,
 )
 
 __all__ = [
@@ -103,6 +105,7 @@ class ReportOutcome:
     in_family: bool
     stored_verdict: str | None
     in_ablation_family: bool = False
+    items: ItemsCommand | None = None
 
     @property
     def verdict(self) -> str:
@@ -131,6 +134,9 @@ class ReportOutcome:
             "report_verdict": self.stored_verdict,
             "in_report_family": self.in_family,
             "in_ablation_family": self.in_ablation_family,
+            "family": family_text(result.adjustment, result.family_size),
+            "items_command": None if self.items is None else self.items.command,
+            "items_alpha": None if self.items is None else self.items.alpha,
             "comparison": result.model_dump(mode="json"),
         }
 
@@ -219,11 +225,10 @@ def compare_report_stages(
     adjusted = _with_overrides(report, resamples, seed, equivalence_margin)
     in_family = base_name == report.baseline.name and metric in report.run.headline_metrics
     found = None
+    family: list[ItemComparison] = []
     if in_family:
-        found = next(
-            (r for r in report_family(adjusted) if r.label == candidate and r.metric == metric),
-            None,
-        )
+        family = report_family(adjusted)
+        found = next((r for r in family if r.label == candidate and r.metric == metric), None)
     ablation = None if in_family else _ablation_result(adjusted, base_name, candidate, metric)
     if ablation is not None:
         found, stored = ablation
@@ -241,6 +246,7 @@ def compare_report_stages(
         alone = dataclasses.replace(family_settings(adjusted.run.bootstrap), adjustment="none")
         member = PairedScores(base_scores, cand_scores, metric=metric, label=candidate)
         (found,) = compare_family([member], alone)
+        family = [found]
     stored = None
     if base_name == report.baseline.name:
         stored = next(
@@ -253,6 +259,9 @@ def compare_report_stages(
         result=found,
         in_family=in_family,
         stored_verdict=stored,
+        items=items_command(
+            path, (base_scores, cand_scores), (base_name, candidate), found, family
+        ),
     )
 
 
@@ -335,6 +344,11 @@ def render_report_outcome(console: Console, outcome: ReportOutcome) -> None:
                 style="dim",
             )
         )
+    if outcome.items is not None and outcome.items.command is not None:
+        console.print(Text("  the same verdict from the items file:", style="dim"))
+        console.print(Text(f"    {outcome.items.command}"), soft_wrap=True)
+    elif outcome.items is not None:
+        console.print(Text(f"  no items-mode command reproduces it: {outcome.items.why_not}"))
     if outcome.stored_verdict is not None and outcome.stored_verdict != result.verdict:
         console.print(
             Text(

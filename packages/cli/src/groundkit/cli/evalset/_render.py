@@ -9,14 +9,15 @@ from rich.table import Table
 from rich.text import Text
 
 from groundkit.cli.console._fit import print_table
-from groundkit.evalset import CAUTION, EvalSetQuality, Note, round_up
+from groundkit.evalset import CAUTION, EvalSetQuality, Note
 from groundkit.evalset.filters import FilterResult
+from groundkit.stats import limit_text
 
 __all__ = ["render_distribution", "render_filter_result", "render_notes", "render_quality"]
 
 
 def _floor(value: float | None) -> str:
-    return "—" if value is None else f"{round_up(value):.2f}"
+    return "—" if value is None else limit_text(value)
 
 
 def render_notes(console: Console, notes: Sequence[Note]) -> None:
@@ -59,16 +60,20 @@ def render_quality(console: Console, quality: EvalSetQuality) -> None:
         title_justify="left",
     )
     floors.add_column("assumption")
-    floors.add_column("floor", justify="right")
+    floors.add_column("detection limit", justify="right")
     floors.add_row(
-        "unpaired, worst-case variance (can_support uses this)",
+        "unpaired: two independent runs, worst-case variance (can_support uses this)",
         _floor(quality.detectable_difference),
     )
     floors.add_row(
-        "paired, per-query differences ±1 (worst case)", _floor(quality.paired_worst_case)
+        "paired, per-query differences ±1 (worst case; a family of one)",
+        _floor(quality.paired_worst_case),
     )
     for stage, value in quality.paired_observed.items():
-        floors.add_row(f"paired, observed {stage} vs baseline ({quality.metric})", _floor(value))
+        floors.add_row(
+            f"paired, observed {stage} vs baseline ({quality.metric}; a family of one)",
+            _floor(value),
+        )
     console.print(floors)
     console.print(
         Text(

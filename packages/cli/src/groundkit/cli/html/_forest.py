@@ -14,7 +14,6 @@ from groundkit.cli.html._plots import StageStyle, forest_svg
 from groundkit.cli.html._sections import level_text
 from groundkit.cli.html._template import (
     esc,
-    fmt_value,
     number_cell,
     stage_label,
     verdict_badge,
@@ -22,6 +21,7 @@ from groundkit.cli.html._template import (
 from groundkit.harness.analysis import DetectionLimits
 from groundkit.judgments import EvalReport
 from groundkit.judgments.report import StageComparison
+from groundkit.stats import limit_text
 
 __all__ = ["forest_section"]
 
@@ -91,8 +91,8 @@ def forest_section(
                 + _p_cells(name, c)
                 + f"<td>{verdict_badge(c.outcome, stage=name, metric=c.metric)}</td></tr>"
             )
-    limit_text = (
-        f" For scale: this set's unpaired detection limit is {fmt_value(limits.unpaired)} "
+    scale = (
+        f" For scale: this set's unpaired detection limit is {limit_text(limits.unpaired)} "
         "(see the summary)."
     )
     return (
@@ -102,7 +102,7 @@ def forest_section(
         "▲ better, ▼ worse, = equivalent, ◆ inconclusive (interval crosses zero, or the exact "
         "test's p-value, adjusted over every comparison of the report, is too large: such an "
         "interval clear of zero is drawn dashed), … too few queries. Bar and marker follow "
-        f"the same decision.{limit_text}</p>"
+        f"the same decision.{scale}</p>"
         f"<figure>{svg}<figcaption>Difference from {esc(report.baseline.name)} per headline "
         f"metric; bars are {level} intervals, the solid vertical line is no difference."
         "</figcaption></figure>"

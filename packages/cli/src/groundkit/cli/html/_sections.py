@@ -28,6 +28,7 @@ from groundkit.cli.html._template import (
 from groundkit.harness.analysis import DetectionLimits
 from groundkit.judgments import EvalReport, StageReport
 from groundkit.judgments.report import StageComparison
+from groundkit.stats import family_text, limit_text
 
 __all__ = [
     "breakdown_section",
@@ -200,8 +201,13 @@ def _cards(report: EvalReport, limits: DetectionLimits) -> str:
     cards.append(
         (
             "detection limit",
-            "±" + number_cell(limits.unpaired, field="detection-limit", tag="span"),
-            f"unpaired floor, n = {fmt_count(limits.query_count)}",
+            number_cell(
+                limits.unpaired,
+                field="detection-limit",
+                tag="span",
+                text=limit_text(limits.unpaired),
+            ),
+            f"unpaired: two independent runs, n = {fmt_count(limits.query_count)}",
         )
     )
     return (
@@ -222,19 +228,15 @@ def _detection_panel(
     styles: Mapping[str, StageStyle],
 ) -> str:
     power = round(100 * limits.power)
-    family = (
-        f"at the family's level ({esc(limits.adjustment)} over {limits.family_size} comparisons)"
-        if limits.family_size > 1
-        else "at the comparison's level"
-    )
+    family = esc(family_text(limits.adjustment, limits.family_size))
     text = (
         f"With {fmt_count(limits.query_count)} answerable queries, two unrelated runs must "
-        f"differ by about <strong>{fmt_value(limits.unpaired)}</strong> "
-        f"({limits.unpaired * 100:.1f} points) before the difference can be told from noise "
-        f"(unpaired floor: {power}% power, two-sided α = {limits.alpha:g}, worst-case "
-        "variance). Stages scored on the same queries are paired, which usually lowers it: "
-        f"the table gives each comparison's detection limit — the true difference its verdict "
-        f"catches with {power}% power {family}, for the test the verdict uses (exact McNemar "
+        f"differ by <strong>{limit_text(limits.unpaired)}</strong> or more before the "
+        f"difference can be told from noise (the unpaired detection limit: {power}% power, "
+        f"two-sided α = {limits.alpha:g}, worst-case variance). Stages scored on the same "
+        "queries are paired, which usually lowers it: the table gives each comparison's paired "
+        f"detection limit — the true difference its verdict catches with {power}% power at the "
+        f"level of its family ({family}), for the test the verdict uses (exact McNemar "
         "for right-or-wrong metrics, the paired test otherwise). A difference below its limit "
         "is one this set cannot reliably detect; “none” means no difference is, at this n."
     )
@@ -244,7 +246,9 @@ def _detection_panel(
         body = []
         for name, floors in limits.paired.items():
             cells = "".join(
-                number_cell(floor, field="paired-floor", stage=name, metric=metric)
+                number_cell(
+                    floor, field="paired-floor", stage=name, metric=metric, text=limit_text(floor)
+                )
                 if (floor := floors.get(metric)) is not None
                 else '<td class="num muted">none</td>'
                 if metric in floors
@@ -255,8 +259,8 @@ def _detection_panel(
             body.append(f'<tr><th scope="row">{label}</th>{cells}</tr>')
         table = (
             '<div class="table-scroll narrow"><table>'
-            f"<caption>Detection limit of each comparison with {esc(report.baseline.name)}"
-            "</caption>"
+            f"<caption>Paired detection limit of each comparison with "
+            f"{esc(report.baseline.name)} ({family})</caption>"
             f'<thead><tr><th scope="col">stage</th>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>"
         )

@@ -83,9 +83,15 @@ def number_cell(
     signed: bool = False,
     tag: str = "td",
     extra_class: str = "",
+    text: str | None = None,
 ) -> str:
-    """A table cell (or span) showing ``value`` by the number rule, with its exact value."""
-    text = fmt_delta(value) if signed else fmt_value(value)
+    """A table cell (or span) showing ``value`` by the number rule, with its exact value.
+
+    ``text`` replaces the shown number (a detection limit is shown by
+    :func:`groundkit.stats.limit_text`); the exact value stays in ``data-value``.
+    """
+    if text is None:
+        text = fmt_delta(value) if signed else fmt_value(value)
     classes = f"num {extra_class}".strip()
     attributes = _data_attributes(value, stage=stage, metric=metric, field=field)
     return f'<{tag} class="{classes}" {attributes}>{text}</{tag}>'

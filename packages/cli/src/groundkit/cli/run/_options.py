@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,18 +23,26 @@ from groundkit.cli._defaults import (
     DEFAULT_METRICS,
     DEFAULT_MIN_OVERLAP,
     DEFAULT_MULTIPLICITY,
+    DEFAULT_REPORT,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     DEPTH_RANGE,
 )
 from groundkit.cli._errors import InputError
+from groundkit.cli._lazy import lazy
 from groundkit.cli._option_groups import option_group
 from groundkit.cli._outputs import force_option
 from groundkit.cli._types import FiniteFloatRange
 from groundkit.cli.console._report import progress_option
-from groundkit.cli.run._config import RunFlags
-from groundkit.cli.run._run import DEFAULT_REPORT, RunOutputs, default_items_path
 from groundkit.harness.run import MAX_RESAMPLES
+
+if TYPE_CHECKING:
+    from groundkit.cli.run._config import RunFlags
+    from groundkit.cli.run._run import RunOutputs, default_items_path
+else:  # the run's machinery (the harness, numpy): imported when the command runs, not for --help
+    RunFlags = lazy("groundkit.cli.run._config", "RunFlags")
+    RunOutputs = lazy("groundkit.cli.run._run", "RunOutputs")
+    default_items_path = lazy("groundkit.cli.run._run", "default_items_path")
 
 __all__ = [
     "ExecutionOptions",
@@ -106,7 +114,8 @@ stage_options: Decorator = option_group(
     click.option(
         "--tokenizer",
         metavar="NAME",
-        help="Whose tokens tokens:SIZE and the Nt limits count: words, cl100k_base, o200k_base "
+        help="Whose tokens tokens:SIZE, the Nt limits and the @Nt metrics (recall@1024t) count: "
+        "words, cl100k_base, o200k_base "
         "(tiktoken), a folder holding tokenizer.json, or model (the dense model's); all but "
         "words need the tokens extra  [default: words].",
     ),

@@ -19,6 +19,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from groundkit.cli._defaults import DEFAULT_REPORT
 from groundkit.cli._errors import InputError, StageFailedError, debug_requested
 from groundkit.cli._outputs import guard, output_set
 from groundkit.cli.console._report import ProgressDisplay, render_report
@@ -35,6 +36,7 @@ from groundkit.harness.run import items_text
 from groundkit.harness.run._record import collector_relaxed
 from groundkit.judgments import EvalReport
 from groundkit.judgments.report import NoteCode, anchor_inputs, checked_report_json
+from groundkit.stats import family_text, limit_text, unpaired_limit_text
 
 __all__ = [
     "DEFAULT_REPORT",
@@ -49,9 +51,6 @@ __all__ = [
     "run_inputs",
     "write_run_outputs",
 ]
-
-DEFAULT_REPORT = Path("groundkit-report.json")
-"""Where `grk eval run` writes its report unless ``--report`` says otherwise."""
 
 
 def default_items_path(report: Path) -> Path:
@@ -106,25 +105,21 @@ def detection_limit_text(report: EvalReport) -> str | None:
         return None
     limits = detection_limits(report)
     text = (
-        f"with {limits.query_count} answerable queries, differences under about "
-        f"{limits.unpaired:.3f} cannot be told from noise for two unrelated runs "
+        f"with {limits.query_count} answerable queries, differences under "
+        f"{unpaired_limit_text(limits.unpaired)} cannot be told from noise "
         f"({round(limits.power * 100)}% power, alpha {limits.alpha:g})"
     )
     metric = report.run.bootstrap.primary_metric or (
         report.run.headline_metrics[0] if report.run.headline_metrics else None
     )
     paired = [
-        f"{stage} {'none at this n' if floors[metric] is None else f'{floors[metric]:.3f}'}"
+        f"{stage} {limit_text(floors[metric])}"
         for stage, floors in limits.paired.items()
         if metric is not None and metric in floors
     ]
     if paired:
-        control = (
-            f", {limits.adjustment} over {limits.family_size} comparisons"
-            if limits.family_size > 1
-            else ""
-        )
-        text += f"; against {report.baseline.name} on {metric} (paired{control}): " + ", ".join(
+        family = family_text(limits.adjustment, limits.family_size)
+        text += f"; paired, against {report.baseline.name} on {metric} ({family}): " + ", ".join(
             paired
         )
     return text

@@ -23,8 +23,9 @@ from groundkit.harness.analysis._stats import (
     report_family,
     stage_comparison,
 )
-from groundkit.judgments import EvalReport, StageReport
-from groundkit.judgments.metrics import score_table
+from groundkit.harness.run._tokenizer import recorded_tokenizer
+from groundkit.judgments import EvalReport, StageReport, parse_metric
+from groundkit.judgments.metrics import HitTokens, score_table, split_occurrences
 from groundkit.judgments.report import (
     AdjudicatedStage,
     AdjudicationInfo,
@@ -39,7 +40,7 @@ from groundkit.judgments.report import (
     judged_notes,
 )
 
-__all__ = ["Candidate", "adjudicated_report", "unjudged_hits"]
+__all__ = ["Candidate", "adjudicated_report", "adjudication_tokens", "unjudged_hits"]
 
 SpanKey = tuple[str, str, int, int]
 """``(query_id, doc, start, end)``: what a judgment is about."""
@@ -121,6 +122,7 @@ def adjudicated_report(
     report: EvalReport,
     grades: Mapping[SpanKey, int],
     info: AdjudicationInfo,
+    tokens: HitTokens | None = None,
 ) -> EvalReport:
     """The report with grades on its hits and adjudicated scores beside the strict ones.
 
@@ -128,13 +130,18 @@ def adjudicated_report(
         report: The report (its strict figures are kept as they are).
         grades: Majority grade of every decided (query, span), this run's and earlier ones'.
         info: What the adjudication was and cost.
+        tokens: The corpus and the run's tokenizer (:func:`adjudication_tokens`); needed
+            when a headline metric has a token budget (``recall@Nt``).
+
+    Raises:
+        JudgmentError: A token budget without ``tokens``.
     """
     relevant = {key for key, grade in grades.items() if grade >= info.relevant_grade}
     graded = [_graded_stage(stage, grades) for stage in report.stages]
     metrics = list(report.run.headline_metrics)
     gold = _augmented_gold(report.queries, relevant)
     order = list(gold)
-    scored = [_score_stage(stage, gold, order, metrics, report) for stage in graded]
+    scored = [_score_stage(stage, gold, order, metrics, report, tokens) for stage in graded]
     comparisons = _adjudicated_comparisons(report, scored)
     stages = [
         stage.model_copy(
@@ -208,13 +215,24 @@ def _score_stage(
     order: Sequence[str],
     metrics: Sequence[str],
     report: EvalReport,
+    tokens: HitTokens | None = None,
 ) -> StageReport:
     if stage.error is not None:
         return stage
     hits = {r.query_id: r.hits for r in stage.queries if r.query_id in gold}
-    table = score_table(gold, hits, metrics, min_overlap_fraction=report.run.min_overlap_fraction)
+    fraction = report.run.min_overlap_fraction
+    table = score_table(gold, hits, metrics, min_overlap_fraction=fraction, tokens=tokens)
     rows = dict(zip(table.query_ids, table.values.tolist(), strict=True))
     columns = list(table.metrics)
+    spans = [m for m in metrics if parse_metric(m).kind.startswith("span_")]
+    if spans and report.run.span_gold == "every-occurrence":
+        # A report of schema < 2.3: its span figures counted every occurrence of a repeated
+        # quote, and so do the adjudicated ones beside them.
+        old = score_table(split_occurrences(gold), hits, spans, min_overlap_fraction=fraction)
+        for query_id, values in zip(old.query_ids, old.values.tolist(), strict=True):
+            row = rows[query_id]
+            for metric, value in zip(old.metrics, values, strict=True):
+                row[columns.index(metric)] = value
     results = [
         r.model_copy(
             update={"adjudicated_scores": {m: rows[r.query_id][columns.index(m)] for m in metrics}}
@@ -224,6 +242,23 @@ def _score_stage(
         for r in stage.queries
     ]
     return stage.model_copy(update={"queries": results})
+
+
+def adjudication_tokens(report: EvalReport, corpus: Mapping[str, str]) -> HitTokens | None:
+    """The corpus and the run's tokenizer, when a headline metric counts tokens (else ``None``).
+
+    Raises:
+        HarnessError: The tokenizer installed now is not the one the run recorded.
+        JudgmentError: The tokenizer cannot be read.
+    """
+    metrics = report.run.headline_metrics
+    if not any(parse_metric(metric).budget_tokens is not None for metric in metrics):
+        return None
+    recorded = report.run.tokenizer
+    tokenizer = recorded_tokenizer(
+        report.run.config, None if recorded is None else recorded.model_dump()
+    )
+    return HitTokens(corpus, tokenizer)
 
 
 def _aggregates(

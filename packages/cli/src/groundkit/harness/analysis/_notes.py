@@ -10,7 +10,12 @@ from groundkit.harness.analysis._stats import report_family
 from groundkit.harness.run._config import EvalSettings
 from groundkit.judgments import EvalReport, ResolvedJudgment, StageReport, Unresolved
 from groundkit.judgments.report import NoteCode, NoteLevel, ReportNote
-from groundkit.stats import minimum_detectable_difference
+from groundkit.stats import (
+    family_text,
+    limit_text,
+    minimum_detectable_difference,
+    unpaired_limit_text,
+)
 
 __all__ = ["DetectionLimits", "build_notes", "detection_limits"]
 
@@ -89,10 +94,6 @@ def detection_limits(report: EvalReport) -> DetectionLimits:
         adjustment=settings.multiplicity,
         family_size=max(sizes),
     )
-
-
-def _points(value: float) -> str:
-    return f"{100 * value:.1f}"
 
 
 def build_notes(
@@ -211,9 +212,9 @@ def _detection_note(settings: EvalSettings, count: int, stages: Sequence[StageRe
     alpha = 1.0 - boot.confidence_level
     floor = minimum_detectable_difference(max(count, 1), power=boot.power, alpha=alpha)
     text = (
-        f"Detection limit: with {count} answerable queries, a difference smaller than about "
-        f"{_points(floor)} points between two independent runs cannot be told from noise "
-        f"(unpaired floor, {round(100 * boot.power)}% power, two-sided alpha {alpha:g})"
+        f"Detection limit: with {count} answerable queries, a difference under "
+        f"{unpaired_limit_text(floor)} cannot be told from noise "
+        f"({round(100 * boot.power)}% power, two-sided alpha {alpha:g})"
     )
     details = []
     size = 1
@@ -222,12 +223,11 @@ def _detection_note(settings: EvalSettings, count: int, stages: Sequence[StageRe
             if c.role != "decision":
                 continue
             size = max(size, c.family_size or 1)
-            value = "none at this n" if c.detection_limit is None else _points(c.detection_limit)
-            details.append(f"{stage.name} on {c.metric}: {value}")
+            details.append(f"{stage.name} on {c.metric}: {limit_text(c.detection_limit)}")
     if details:
-        control = f"{boot.multiplicity} over {size} comparisons" if size > 1 else "one comparison"
         text += (
-            f"; each comparison detects, with {round(100 * boot.power)}% power at the family's "
-            f"level ({control}), a true difference of: " + ", ".join(details)
+            f"; paired detection limits ({family_text(boot.multiplicity, size)}), the true "
+            f"difference each comparison detects with {round(100 * boot.power)}% power: "
+            + ", ".join(details)
         )
     return text

@@ -87,7 +87,7 @@ def resolve_framework_object(
     if callable(named) and _takes_no_argument(named):
         try:
             made = named()
-        except Exception as error:
+        except (Exception, SystemExit) as error:  # sys.exit in a factory fails the stage
             raise user_failure(stage, f"the factory {shown}", error) from error
         if accepts(made):
             return made

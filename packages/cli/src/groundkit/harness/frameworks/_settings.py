@@ -14,11 +14,13 @@ a zero-argument factory returning it. How many hits are asked per query defaults
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from groundkit.harness.retrievers._builtin import _TARGET, TargetSettings, _builder
+from groundkit.harness.retrievers._protocol import Retriever, StageContext
 from groundkit.harness.retrievers._registry import RetrieverKind, register_retriever
 from groundkit.judgments.report import WholeNumber
 
@@ -110,6 +112,23 @@ class HaystackRetriever(_FrameworkTarget):
     output: str | None = Field(default=None, min_length=1)
 
 
+def _guarded_builder(module: str, name: str) -> Callable[[Any, StageContext], Retriever]:
+    """Like :func:`_builder`, for a kind that runs the user's objects (the frameworks).
+
+    The stage is built on its worker thread with the settings' ``timeout`` (a factory that
+    hangs fails the stage) and every method the harness calls runs there with the deadlines
+    (``timeout``, ``stage_timeout``): see ``groundkit.harness.retrievers._deadlines``.
+    """
+    inner = _builder(module, name)
+
+    def build(settings: Any, context: StageContext) -> Retriever:
+        from groundkit.harness.retrievers._deadlines import build_with_deadlines
+
+        return build_with_deadlines(inner, settings, context)
+
+    return build
+
+
 for _name, _settings, _module, _package, _summary in (
     (
         "langchain",
@@ -131,7 +150,7 @@ for _name, _settings, _module, _package, _summary in (
         RetrieverKind(
             name=_name,
             settings=_settings,
-            build=_builder(f"groundkit.harness.frameworks._{_name}", _module),
+            build=_guarded_builder(f"groundkit.harness.frameworks._{_name}", _module),
             packages=(_package,),
             summary=f"a {_settings.__name__.removesuffix('Retriever')} {_summary} (extra {_name})",
         ),

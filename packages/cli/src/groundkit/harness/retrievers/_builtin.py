@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationInfo, field_serializer, field_validator, model_validator
 
+from groundkit.harness._limits import DEFAULT_COMMAND_TIMEOUT
 from groundkit.harness.retrievers._registry import (
     AblationPart,
     RetrieverKind,
@@ -262,11 +263,21 @@ class TargetSettings(RetrieverSettings):
     a config file's folder), or the object itself from Python; it is recorded as
     ``module:qualified.name``. ``--stage NAME=KIND:TARGET`` sets it.
 
+    The user's code (a factory, ``search``, a framework's retrieval) runs on a worker thread
+    of the stage, each call with a deadline; a call that runs past it fails the stage (Python
+    cannot stop it: it is abandoned, and may run on until the process exits).
+
     Attributes:
         target: Where the object is, or the object itself.
+        timeout: Seconds one call into the user's code may take: the factory (for the
+            frameworks: building the stage, its factory included), a query's call, or a
+            search of all the queries at once (a framework stage's search is one call).
+        stage_timeout: Seconds all the stage's calls may take together (``None``: no limit).
     """
 
     target: Any
+    timeout: RealNumber = Field(default=600.0, gt=0.0, allow_inf_nan=False)
+    stage_timeout: RealNumber | None = Field(default=None, gt=0.0, allow_inf_nan=False)
 
     @field_serializer("target", when_used="json")
     def _target_text(self, value: Any) -> str:
@@ -309,8 +320,6 @@ class CallableRetriever(TargetSettings):
 
     kind: Literal["callable"] = "callable"
     batch: bool = False
-    timeout: RealNumber = Field(default=600.0, gt=0.0, allow_inf_nan=False)
-    stage_timeout: RealNumber | None = Field(default=None, gt=0.0, allow_inf_nan=False)
 
     @field_validator("target", mode="before")
     @classmethod
@@ -335,7 +344,7 @@ class CommandRetriever(RetrieverSettings):
 
     kind: Literal["command"] = "command"
     argv: list[str] = Field(min_length=1)
-    timeout: RealNumber = Field(default=600.0, gt=0.0, allow_inf_nan=False)
+    timeout: RealNumber = Field(default=DEFAULT_COMMAND_TIMEOUT, gt=0.0, allow_inf_nan=False)
     cwd: Path | None = None
 
     @classmethod

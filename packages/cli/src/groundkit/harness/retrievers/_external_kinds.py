@@ -1,21 +1,28 @@
 """The kinds outside the harness: an external command and a Python retriever (``callable``).
 
 A ``callable`` stage's code runs on a worker thread of its own, each call with a deadline (see
-:class:`_Deadlines`): a call that hangs fails the stage instead of the run, and Ctrl-C or
+:class:`Deadlines`): a call that hangs fails the stage instead of the run, and Ctrl-C or
 SIGTERM stop the run while it hangs.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from groundkit.evalset.judge import CallTimeoutError, UserCodeThread
 from groundkit.harness._errors import HarnessError, StageFailed
-from groundkit.harness.retrievers._builtin import CallableRetriever, CommandRetriever, object_target
+from groundkit.harness.retrievers._builtin import (
+    CallableRetriever,
+    CommandRetriever,
+    object_target,
+)
+from groundkit.harness.retrievers._deadlines import (
+    DeadlineFailed,
+    DeadlineRetriever,
+    Deadlines,
+    for_queries,
+)
 from groundkit.harness.retrievers._external import load_target, run_command
 from groundkit.harness.retrievers._protocol import Query, Retriever, StageContext
 from groundkit.harness.run._context import PreparedRun, run_context
@@ -85,89 +92,6 @@ class CommandStage:
         )
 
 
-class _DeadlineFailed(StageFailed):
-    """A call of a callable stage ran past a deadline (a stage failure, not the user's error)."""
-
-
-class _Deadlines:
-    """A callable stage's deadlines: ``timeout`` for each call, ``stage_timeout`` for all.
-
-    Every call runs on the stage's one worker thread (the factory's objects are used on the
-    thread that made them). ``stage_timeout`` counts the seconds spent in the stage's budgeted
-    calls (the factory, ``search``, ``passages``), not the harness's own work between them;
-    the evidence hooks the harness calls later, while scoring, have ``timeout`` only.
-
-    Args:
-        stage: The stage name.
-        settings: The stage's settings (``timeout``, ``stage_timeout``).
-    """
-
-    def __init__(self, stage: str, settings: CallableRetriever) -> None:
-        self.stage = stage
-        self.timeout = float(settings.timeout)
-        limit = settings.stage_timeout
-        self.stage_timeout = None if limit is None else float(limit)
-        self.spent = 0.0
-        self.thread = UserCodeThread(f"groundkit-stage-{stage}")
-
-    def call(
-        self,
-        function: Callable[..., Any],
-        *args: Any,
-        what: str,
-        where: str = "",
-        budgeted: bool = True,
-    ) -> Any:
-        """``function(*args)`` on the stage's thread; what it raises propagates unchanged.
-
-        Args:
-            function: The user's code.
-            *args: Its arguments.
-            what: The call, for the message (``"the callable"``).
-            where: What it was called for, for the message (``" (query 'q1')"``).
-            budgeted: The call counts towards ``stage_timeout``.
-
-        Raises:
-            StageFailed: The call ran past ``timeout`` or the stage's ``stage_timeout`` (it is
-                abandoned: Python cannot stop it, and its result is discarded), or the stage's
-                ``stage_timeout`` was spent before it (it is not made).
-        """
-        left = None
-        if budgeted and self.stage_timeout is not None:
-            left = self.stage_timeout - self.spent
-            if left <= 0:
-                raise _DeadlineFailed(self.stage, self._past_stage_timeout(what, where))
-        per_call = left is None or self.timeout <= left
-        start = time.monotonic()
-        try:
-            return self.thread.call(
-                function, *args, timeout=self.timeout if per_call else left, what=what
-            )
-        except CallTimeoutError:
-            if per_call:
-                message = f"{what} did not return within timeout = {self.timeout:g} s{where}"
-            else:
-                message = self._past_stage_timeout(what, where)
-            raise _DeadlineFailed(self.stage, message) from None
-        finally:
-            if budgeted:
-                self.spent += time.monotonic() - start
-
-    def _past_stage_timeout(self, what: str, where: str) -> str:
-        return (
-            f"the stage's calls ran past stage_timeout = {self.stage_timeout:g} s "
-            f"(in {what}{where})"
-        )
-
-
-def _for_queries(queries: Sequence[Any]) -> str:
-    """The queries a call was for, as a message names them."""
-    if len(queries) == 1:
-        first = queries[0]
-        return f" (query {getattr(first, 'query_id', first)!r})"
-    return f" (a batch of {len(queries)} queries)"
-
-
 def _takes_no_argument(target: Any) -> bool:
     """A class, or a function that can be called without arguments (and takes no ``*args``)."""
     if inspect.isclass(target):
@@ -188,7 +112,7 @@ def resolve_retriever_object(
     *,
     stage: str,
     what: str = "retriever",
-    deadlines: _Deadlines | None = None,
+    deadlines: Deadlines | None = None,
 ) -> Any:
     """What a ``target`` stands for: import a name, call a zero-argument factory once.
 
@@ -212,7 +136,7 @@ def resolve_retriever_object(
                 made = named()
             else:
                 made = deadlines.call(named, what=f"the factory {shown!r}")
-        except _DeadlineFailed:
+        except DeadlineFailed:
             raise
         except (Exception, SystemExit) as error:  # user code
             raise user_failure(stage, f"the factory {shown!r}", error) from error
@@ -231,7 +155,7 @@ class _FunctionRetriever:
     """A plain function as a retriever: ``f(query) -> hits``, or ``f(queries)`` in batch."""
 
     def __init__(
-        self, function: Callable[..., Any], *, batch: bool, stage: str, deadlines: _Deadlines
+        self, function: Callable[..., Any], *, batch: bool, stage: str, deadlines: Deadlines
     ) -> None:
         self.function = function
         self.batch = batch
@@ -243,15 +167,15 @@ class _FunctionRetriever:
     def _call(self, argument: Any, where: str) -> Any:
         try:
             return self.deadlines.call(self.function, argument, what="the callable", where=where)
-        except _DeadlineFailed:
+        except DeadlineFailed:
             raise
         except (Exception, SystemExit) as error:  # user code
             raise user_failure(self.stage, "the callable", error) from error
 
     def search(self, queries: Sequence[Query], depth: int) -> list[Any]:
         if not self.batch:
-            return [self._call(q.text, _for_queries([q])) for q in queries]
-        results = self._call([q.text for q in queries], _for_queries(queries))
+            return [self._call(q.text, for_queries([q])) for q in queries]
+        results = self._call([q.text for q in queries], for_queries(queries))
         if isinstance(results, str | bytes | Mapping) or not isinstance(results, Sequence):
             raise StageFailed(
                 self.stage,
@@ -265,48 +189,15 @@ class _FunctionRetriever:
         return list(results)
 
 
-class _DeadlineRetriever:
-    """A user's retriever object whose methods run on the stage's thread, with the deadlines.
-
-    ``search`` and ``passages`` count towards ``stage_timeout``; the other methods (the
-    evidence hooks, ``usage``, ``run_info``) have ``timeout`` only. Other attributes
-    (``searches_each_query``, ``encoder_max_tokens``) are the object's own. What a method
-    raises propagates unchanged (the harness names it).
-    """
-
-    def __init__(self, retriever: Any, deadlines: _Deadlines) -> None:
-        self._retriever = retriever
-        self._deadlines = deadlines
-
-    def search(self, queries: Sequence[Query], depth: int) -> Any:
-        return self._deadlines.call(
-            self._retriever.search, queries, depth, what="search()", where=_for_queries(queries)
-        )
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in {"_retriever", "_deadlines"}:
-            raise AttributeError(name)  # copy and pickle probes; not set yet
-        value = getattr(self._retriever, name)
-        if not inspect.isroutine(value):
-            return value
-        deadlines, budgeted = self._deadlines, name == "passages"
-
-        def on_stage_thread(*args: Any, **kwargs: Any) -> Any:
-            bound = functools.partial(value, *args, **kwargs)
-            return deadlines.call(bound, what=f"{name}()", budgeted=budgeted)
-
-        return on_stage_thread
-
-
 def CallableStage(settings: CallableRetriever, context: StageContext) -> Retriever:  # noqa: N802
     """The retriever a ``callable`` stage names: the user's object, or a function wrapper.
 
     An object with ``search`` is used with its optional hooks; its ``search`` and
     ``passages``, a factory and a plain function run on the stage's worker thread with the
-    settings' deadlines (:class:`_Deadlines`).
+    settings' deadlines (:class:`Deadlines`).
     """
-    deadlines = _Deadlines(context.stage, settings)
+    deadlines = Deadlines(context.stage, settings)
     found = resolve_retriever_object(settings.target, stage=context.stage, deadlines=deadlines)
     if callable(getattr(found, "search", None)):
-        return _DeadlineRetriever(found, deadlines)
+        return DeadlineRetriever(found, deadlines)
     return _FunctionRetriever(found, batch=settings.batch, stage=context.stage, deadlines=deadlines)

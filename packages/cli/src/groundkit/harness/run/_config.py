@@ -26,7 +26,15 @@ from pydantic import (
 )
 
 from groundkit.harness._errors import HarnessError
-from groundkit.harness._limits import MAX_RESAMPLES, default_headline_metrics
+from groundkit.harness._limits import (
+    DEFAULT_CHUNK_OVERLAP,
+    DEFAULT_CHUNK_SIZE,
+    DEFAULT_DEPTH,
+    DEFAULT_MIN_OVERLAP,
+    MAX_DEPTH,
+    MAX_RESAMPLES,
+    default_headline_metrics,
+)
 from groundkit.harness.frameworks._settings import (
     HaystackRetriever,
     LangChainRetriever,
@@ -116,7 +124,9 @@ def check_stage_name(name: str) -> str:
 
 def default_chunker(level: str) -> ChunkerConfig:
     """The run's chunker when a config names none: whole documents at document level."""
-    return DocumentChunker() if level == "document" else CharsChunker(size=1000, overlap=200)
+    if level == "document":
+        return DocumentChunker()
+    return CharsChunker(size=DEFAULT_CHUNK_SIZE, overlap=DEFAULT_CHUNK_OVERLAP)
 
 
 def _chunker_from_text(value: Any) -> Any:
@@ -247,8 +257,9 @@ class EvalSettings(BaseModel):
             (Ray Data actors; the ``ray`` extra). The results are the same.
         ray_address: The Ray cluster the ``ray`` executor joins (``None``: ``RAY_ADDRESS``
             when set, else a Ray instance already started in this process, else a local one).
-        tokenizer: Whose tokens the ``tokens`` chunker and the ``max_tokens`` limits of
-            ``sentences`` and ``paragraphs`` count: ``words`` (runs of non-whitespace
+        tokenizer: Whose tokens the ``tokens`` chunker, the ``max_tokens`` limits of
+            ``sentences`` and ``paragraphs`` and the token budgets of the metrics
+            (``recall@Nt``, ``ndcg@Nt``) count: ``words`` (runs of non-whitespace
             characters, the default), ``cl100k_base`` or ``o200k_base`` (tiktoken), a folder
             holding a Hugging Face ``tokenizer.json``, or ``model`` (the dense stages' model's
             tokenizer). All but ``words`` need the ``tokens`` extra; nothing is downloaded.
@@ -257,10 +268,10 @@ class EvalSettings(BaseModel):
     model_config = _FROZEN
     stages: list[StageConfig] = Field(default_factory=list)
     level: Literal["chunk", "document"] = "chunk"
-    depth: WholeNumber = Field(default=100, gt=0, le=10_000)
+    depth: WholeNumber = Field(default=DEFAULT_DEPTH, gt=0, le=MAX_DEPTH)
     cutoffs: list[WholeNumber] = Field(default_factory=lambda: list(DEFAULT_CUTOFFS))
     budgets: list[WholeNumber] = Field(default_factory=lambda: list(DEFAULT_BUDGETS))
-    min_overlap_fraction: RealNumber = Field(default=0.0, ge=0.0, le=1.0)
+    min_overlap_fraction: RealNumber = Field(default=DEFAULT_MIN_OVERLAP, ge=0.0, le=1.0)
     headline_metrics: list[str] = Field(default_factory=list)
     chunker: ChunkerConfig | None = None
     bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
@@ -415,9 +426,7 @@ class EvalSettings(BaseModel):
                 f"headline_metrics: {name!r} describes the chunker, not the ranking, and is not "
                 "compared; chunk-level reports record it for every stage with a chunk list"
             )
-        if self.level == "document" and (
-            spec.kind not in _DOCUMENT_KINDS or spec.budget_chars is not None
-        ):
+        if self.level == "document" and (spec.kind not in _DOCUMENT_KINDS or spec.budgeted):
             raise ValueError(
                 f"headline_metrics: {name!r} has no document-level meaning (use recall, hit, "
                 "precision, ndcg with a rank cutoff, mrr, map or rprec)"

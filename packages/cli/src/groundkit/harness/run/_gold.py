@@ -96,6 +96,7 @@ def query_infos(
                 method=quote.method,
                 closest=quote.closest,
                 similarity=quote.similarity,
+                start=quote.gold.start,
             )
             for quote in item.quotes
         ]

@@ -42,6 +42,7 @@ from groundkit.harness.run._scoring import (
     score_document_level,
 )
 from groundkit.harness.run._stage_run import run_stage
+from groundkit.harness.run._tokenizer import run_tokenizer
 from groundkit.judgments import (
     Corpus,
     EvalReport,
@@ -50,10 +51,11 @@ from groundkit.judgments import (
     ResolvedJudgment,
     StageReport,
     load_judgments,
+    parse_metric,
     resolve_judgments,
 )
 from groundkit.judgments.gold import judgments_fingerprint
-from groundkit.judgments.metrics import GoldTable
+from groundkit.judgments.metrics import GoldTable, HitTokens
 from groundkit.judgments.report import AblationRow, QueryInfo, ReportNote, judged_at, judged_notes
 
 __all__ = [
@@ -147,6 +149,9 @@ class _Scorer:
         self.gold_table, self.traces_gold, self.qrels = gold
         self.duplicates = DuplicateFinder(ctx.texts)
         self.values: dict[str, npt.NDArray[np.float64]] = {}
+        # Token budgets count the run's tokenizer's tokens, each hit span tokenized once a run.
+        counted = any(parse_metric(m).budget_tokens is not None for m in self.metrics)
+        self.tokens = HitTokens(ctx.corpus, run_tokenizer(settings)) if counted else None
 
     def score(
         self, run: RankedRun, chunks: StageChunks | None = None
@@ -166,6 +171,7 @@ class _Scorer:
             self.metrics,
             ctx.settings.min_overlap_fraction,
             None if chunks is None else chunks.table,
+            self.tokens,
         )
         return run, values
 
@@ -233,8 +239,13 @@ def _resolved(
     loaded: Corpus,
     progress: ProgressCallback | None,
     timings: dict[str, float],
+    source: str | None = None,
 ) -> list[ResolvedJudgment]:
-    """The judgments (unique ids checked) with their quotes resolved in the corpus."""
+    """The judgments (unique ids checked) with their quotes resolved in the corpus.
+
+    A pinned quote that is not at its offset raises a ``JudgmentError`` naming ``source``
+    (the judgments file) and the judgment's line.
+    """
     seen: set[str] = set()
     for judgment in judgments:
         if judgment.query_id in seen:
@@ -243,7 +254,7 @@ def _resolved(
     if progress is not None:
         progress("resolve", 0, len(judgments))
     step = time.perf_counter()
-    resolved = resolve_judgments(list(judgments), loaded)
+    resolved = resolve_judgments(list(judgments), loaded, source=source)
     timings["resolve"] = time.perf_counter() - step
     if progress is not None:
         progress("resolve", len(judgments), len(judgments))
@@ -314,7 +325,7 @@ def _evaluate(
     progress = options.progress
     started = time.perf_counter()
     timings: dict[str, float] = {} if record.loading is None else {"load": record.loading}
-    resolved = _resolved(judgment_list, loaded, progress, timings)
+    resolved = _resolved(judgment_list, loaded, progress, timings, record.judgments_source)
     answerable = [r for r in resolved if r.judgment.answerable]
     ctx = _context(loaded, resolved, settings, progress, options.shared)
     if not answerable:

@@ -223,6 +223,30 @@ class Reproduction:
         """Whether every recorded score came out the same."""
         return not self.differences
 
+    @property
+    def span_rule_note(self) -> str | None:
+        """Why span figures may differ: the report counted a repeated quote at every copy.
+
+        Returns:
+            One sentence when the report was scored by the span rule of schema 2.2 or older
+            (``RunInfo.span_gold``) and a span metric differs, else ``None``.
+        """
+        if self.recorded.run.span_gold == self.report.run.span_gold:
+            return None
+        spans = [d for d in self.differences if d.metric is not None and _is_span(d.metric)]
+        if not spans:
+            return None
+        return (
+            f"{len(spans)} span-metric difference(s) may come from the rule, not the run: the "
+            f"report (schema {self.recorded.schema_version}) counted a quote found at several "
+            "places at every occurrence; report schema 2.3 counts it once, at its best-covered "
+            "occurrence"
+        )
+
+
+def _is_span(metric: str) -> bool:
+    return metric.startswith("span_") or metric == "precision_omega"
+
 
 def recorded_run_config(
     report: EvalReport,

@@ -35,7 +35,7 @@ import numpy.typing as npt
 from groundkit.harness.run._hits import PerQueryHits
 from groundkit.harness.run._ranking import ChunkTable, RankedRun
 from groundkit.judgments import evaluate_trec, parse_metric
-from groundkit.judgments.metrics import ChunkSpans, GoldTable, HitTable, score_table
+from groundkit.judgments.metrics import ChunkSpans, GoldTable, HitTable, HitTokens, score_table
 from groundkit.judgments.trec import trec_tie_order
 
 __all__ = [
@@ -106,12 +106,14 @@ def score_chunk_level(
     metrics: Sequence[str],
     fraction: float,
     chunks: ChunkTable | None = None,
+    tokens: HitTokens | None = None,
 ) -> FloatArray:
     """``(queries, metrics)`` values in ``run.query_ids`` order (= the gold table's order).
 
     ``chunks`` is the stage's chunk list. Without one (a stage that brings its own spans) a
     metric that reads it (``precision_omega``) is not measurable: its column is NaN, which
-    :func:`measured_columns` leaves out of the report.
+    :func:`measured_columns` leaves out of the report. ``tokens`` (the corpus and the run's
+    tokenizer) counts the tokens of the token budgets (``recall@Nt``, ``ndcg@Nt``).
     """
     hits = HitTable(
         query_ids=run.query_ids,
@@ -127,7 +129,9 @@ def score_chunk_level(
         else ChunkSpans(docs=chunks.docs, starts=chunks.starts, ends=chunks.ends, doc_ids=doc_ids)
     )
     measurable = [m for m in metrics if spans is not None or not parse_metric(m).needs_chunks]
-    table = score_table(gold, hits, measurable, min_overlap_fraction=fraction, chunks=spans)
+    table = score_table(
+        gold, hits, measurable, min_overlap_fraction=fraction, chunks=spans, tokens=tokens
+    )
     if len(measurable) == len(metrics):
         return table.values
     values = np.full((len(run.query_ids), len(metrics)), np.nan, dtype=np.float64)

@@ -10,7 +10,7 @@ the same one, and with no dense stage it is the default model's). Nothing is dow
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -51,6 +51,7 @@ __all__ = [
     "MODEL_TOKENIZER",
     "check_run_tokenizer",
     "model_tokenizer_folder",
+    "recorded_tokenizer",
     "run_tokenizer",
     "tokenizer_record",
 ]
@@ -136,3 +137,36 @@ def tokenizer_record(settings: _RunSettings) -> dict[str, str]:
     """What the report records of the run's tokenizer (``RunInfo.tokenizer``): name, version."""
     tokenizer = run_tokenizer(settings)
     return {"name": tokenizer.name, "version": tokenizer.version}
+
+
+def recorded_tokenizer(config: Mapping[str, Any], recorded: Mapping[str, str] | None) -> Tokenizer:
+    """The tokenizer a report's run used, loaded again (to count tokens as the run did).
+
+    Args:
+        config: The run's recorded configuration (``RunInfo.config``; no ``tokenizer`` key
+            is ``words``).
+        recorded: The name and version the report recorded (``RunInfo.tokenizer``), if any.
+
+    Raises:
+        HarnessError: The tokenizer loaded now is not the one the run recorded (another
+            version or vocabulary), or ``model`` has no local model folder.
+        JudgmentError: The tokenizer cannot be read.
+    """
+    spec = str(config.get("tokenizer", "words"))
+    if spec != MODEL_TOKENIZER:
+        tokenizer = load_tokenizer(spec)
+    else:
+        stages = config.get("stages") or []
+        retrievers = [s.get("retriever") or {} for s in stages if isinstance(s, Mapping)]
+        dense = [r for r in retrievers if isinstance(r, Mapping) and r.get("kind") == "dense"]
+        models = sorted({str(r.get("model", DEFAULT_MODEL)) for r in dense} or {DEFAULT_MODEL})
+        model, folder = _model_folder(models)
+        tokenizer = _folder_tokenizer(str(folder), f"model:{model}")
+    now = {"name": tokenizer.name, "version": tokenizer.version}
+    if recorded is not None and dict(recorded) != now:
+        raise HarnessError(
+            f"the run counted tokens with {recorded.get('name')} {recorded.get('version')}; "
+            f"this installation has {now['name']} {now['version']}: its token budgets "
+            "cannot be counted again"
+        )
+    return tokenizer

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from groundkit.judgments.gold._io import (
         dump_judgments,
         iter_jsonl_objects,
+        judgment_line,
         judgments_fingerprint,
         judgments_text,
         load_judgments,
@@ -51,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     "dump_judgments": "groundkit.judgments.gold._io",
     "format_validation_error": "groundkit.judgments.gold._models",
     "iter_jsonl_objects": "groundkit.judgments.gold._io",
+    "judgment_line": "groundkit.judgments.gold._io",
     "judgments_fingerprint": "groundkit.judgments.gold._io",
     "judgments_text": "groundkit.judgments.gold._io",
     "load_judgments": "groundkit.judgments.gold._io",
@@ -78,6 +80,7 @@ __all__ = [
     "dump_judgments",
     "format_validation_error",
     "iter_jsonl_objects",
+    "judgment_line",
     "judgments_fingerprint",
     "judgments_text",
     "load_judgments",

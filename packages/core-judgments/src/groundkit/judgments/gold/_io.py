@@ -21,11 +21,12 @@ from pydantic import ValidationError
 
 from groundkit.judgments._errors import JudgmentError
 from groundkit.judgments.files._paths import atomic_write_text, open_regular, read_regular_bytes
-from groundkit.judgments.gold._models import Judgment, format_validation_error
+from groundkit.judgments.gold._models import Judgment, format_validation_error, nfc
 
 __all__ = [
     "dump_judgments",
     "iter_jsonl_objects",
+    "judgment_line",
     "judgments_fingerprint",
     "judgments_text",
     "load_judgments",
@@ -227,6 +228,26 @@ def load_judgments(path: str | Path) -> list[Judgment]:
     if not seen_line:
         raise JudgmentError("no judgments in file (it is empty)", path=path)
     return judgments
+
+
+def judgment_line(path: str | Path, query_id: str) -> int | None:
+    """The line of ``path`` that holds the judgment ``query_id``, for an error found later.
+
+    Args:
+        path: The judgments file the judgment was read from.
+        query_id: The judgment's query id (NFC, as read).
+
+    Returns:
+        The 1-based line, or ``None`` when the file no longer holds it or cannot be read.
+    """
+    try:
+        for number, data in iter_jsonl_objects(path):
+            raw = data.get("query_id")
+            if isinstance(raw, str) and nfc(raw) == query_id:
+                return number
+    except (JudgmentError, OSError):
+        return None
+    return None
 
 
 def _record(judgment: Judgment) -> dict[str, Any]:

@@ -145,6 +145,12 @@ class GoldQuote(BaseModel):
             typographic quotes or dashes.
         grade: Graded relevance, 1 (relevant) or more (more relevant), at most ``MAX_GRADE``
             (2**63 - 1).
+        start: Pins the quote to ONE occurrence: the character offset (``>= 0``) where it
+            starts in its document, or ``None`` (the default: every occurrence). Offsets count
+            Unicode code points of the document as groundkit reads it (the UTF-8 text, a
+            leading byte-order mark dropped, line endings kept, NOT normalised to NFC): the
+            offsets of spans and hits. The quote must be found there, exactly or by the
+            tolerant match beginning there, else resolution raises an error.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -154,6 +160,7 @@ class GoldQuote(BaseModel):
     # 64-bit: grades go into int64 arrays (metrics, qrels); a larger one is refused here, with
     # the judgment's line and id, rather than overflow later.
     grade: int = Field(default=1, ge=1, le=MAX_GRADE, strict=True)
+    start: int | None = Field(default=None, ge=0, strict=True)
 
     @field_validator("doc")
     @classmethod
@@ -236,15 +243,17 @@ class Judgment(BaseModel):
                 f"category {UNANSWERABLE!r} but {len(self.gold)} gold quote(s): "
                 "an unanswerable judgment must have no gold"
             )
-        seen: set[tuple[str, str]] = set()
+        # The same text twice is one quote, unless each copy is pinned to its own occurrence.
+        starts: dict[tuple[str, str], list[int | None]] = {}
         for index, gold in enumerate(self.gold):
-            key = (gold.doc, gold.quote)
-            if key in seen:
+            earlier = starts.setdefault((gold.doc, gold.quote), [])
+            if earlier and (gold.start is None or None in earlier or gold.start in earlier):
                 raise ValueError(
                     f"gold[{index}] repeats an earlier quote of {gold.doc!r} (quotes are "
-                    "compared in Unicode NFC)"
+                    "compared in Unicode NFC; the same text twice needs a different 'start' "
+                    "on each)"
                 )
-            seen.add(key)
+            earlier.append(gold.start)
         return self
 
     @property

@@ -14,6 +14,9 @@ Two passes, cheapest first:
 A quote found more than once resolves to every occurrence: the judgment says *what* text answers
 the query, not which copy, so retrieving any copy counts as retrieving the evidence. When the
 exact pass finds the quote, typographic variants of it elsewhere are not searched for.
+A quote *pinned* by ``GoldQuote.start`` resolves to the one occurrence starting at that offset
+(exact there, else the tolerant match beginning there; whitespace or invisible characters at the
+offset are skipped); if its text is not there, :func:`resolve_judgments` raises.
 
 Quotes are NFC when read (:mod:`groundkit.judgments.gold._models`); a document that is not NFC
 is still searched exactly first (an NFC quote is found as written in an NFC stretch of it), then
@@ -34,6 +37,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -44,6 +48,7 @@ from groundkit.judgments._errors import JudgmentError
 from groundkit.judgments.corpus._corpus import Corpus
 from groundkit.judgments.gold._closest import _LcsScorer as _LcsScorer
 from groundkit.judgments.gold._closest import closest_window
+from groundkit.judgments.gold._io import judgment_line
 from groundkit.judgments.gold._models import GoldQuote, Judgment
 
 __all__ = [
@@ -130,7 +135,8 @@ class ResolvedQuote(BaseModel):
 
     Attributes:
         gold: The quote as judged.
-        spans: Every occurrence in ``gold.doc`` (empty when unresolved).
+        spans: Every occurrence in ``gold.doc``, or the one at ``gold.start`` for a pinned
+            quote (empty when unresolved).
         method: ``"exact"``, ``"tolerant"``, or ``None`` when unresolved.
         closest: For an unresolved quote, the most similar passage of the document (original
             text), else ``None``; also ``None`` when the document is missing or empty.
@@ -371,6 +377,46 @@ def _match(
     return (spans, "tolerant") if spans else ([], None)
 
 
+def _pinned(
+    text: str, quote: str, start: int, normalised: Callable[[], _Normalised]
+) -> tuple[list[tuple[int, int]], Method | None]:
+    """The one occurrence of ``quote`` starting at ``start``: exact, else tolerant."""
+    if quote.strip() and text.startswith(quote, start):
+        return [(start, start + len(quote))], "exact"
+    target = _normalised_quote(quote)
+    found = normalised()
+    position = int(np.searchsorted(found.starts, start, side="left"))
+    skipped = text[start : int(found.starts[position])] if position < len(found.starts) else ""
+    if not target or _normalised_quote(skipped):
+        return [], None  # past the end, or inside a character, or text skipped
+    if found.text.startswith(" ", position):
+        position += 1
+    if not found.text.startswith(target, position):
+        return [], None
+    span = found.original_span(position, position + len(target))
+    return ([span], "tolerant") if span is not None else ([], None)
+
+
+class _PinnedMissingError(Exception):
+    """A pinned quote whose text is not at its offset (the message says what is there)."""
+
+
+def _pinned_problem(text: str, gold: GoldQuote, found: Callable[[], _Normalised]) -> str:
+    start = gold.start
+    where = f"pinned at start {start} of {gold.doc!r}"
+    if start is None or start >= len(text):
+        return f"quote {where} is past the end of the document ({len(text)} characters)"
+    there = text[start : start + min(len(gold.quote), 60)]
+    elsewhere = [first for first, _ in _match(text, gold.quote, found)[0]]
+    if elsewhere:
+        shown = ", ".join(str(first) for first in elsewhere[:5])
+        more = f" and {len(elsewhere) - 5} more" if len(elsewhere) > 5 else ""
+        hint = f"it occurs at start {shown}{more}"
+    else:
+        hint = "it occurs nowhere in the document"
+    return f"quote {where} is not there (the text there reads {there!r}); {hint}"
+
+
 def resolve_quote(text: str, quote: str) -> tuple[list[tuple[int, int]], Method | None]:
     """Find every occurrence of ``quote`` in ``text`` (exact first, then tolerant).
 
@@ -463,7 +509,16 @@ def _resolve_gold(corpus: Corpus, gold: GoldQuote) -> ResolvedQuote:
             unresolved=Unresolved.MISSING_DOCUMENT,
         )
     text = corpus[doc]
-    spans, method = _match(text, gold.quote, lambda: _cached_normalised(corpus, doc))
+
+    def normalised() -> _Normalised:
+        return _cached_normalised(corpus, doc)
+
+    if gold.start is not None:
+        spans, method = _pinned(text, gold.quote, gold.start, normalised)
+        if not spans:
+            raise _PinnedMissingError(_pinned_problem(text, gold, normalised))
+    else:
+        spans, method = _match(text, gold.quote, normalised)
     if spans:
         return ResolvedQuote(
             gold=gold,
@@ -488,31 +543,50 @@ def _resolve_gold(corpus: Corpus, gold: GoldQuote) -> ResolvedQuote:
 
 
 def resolve_judgments(
-    judgments: Iterable[Judgment], corpus: Corpus | Mapping[str, str]
+    judgments: Iterable[Judgment],
+    corpus: Corpus | Mapping[str, str],
+    *,
+    source: str | Path | None = None,
 ) -> list[ResolvedJudgment]:
     """Resolve every gold quote of every judgment against the corpus.
 
     Unresolved quotes are not errors here: they are reported (with ``reason``, and ``closest``
     and ``similarity`` when the document exists) so that callers decide how strict to be.
-    Normalised documents are cached on the corpus, so repeated calls stay cheap.
+    A pinned quote (``GoldQuote.start``) whose text is not at its offset is an error: the
+    judgment contradicts its document. Normalised documents are cached on the corpus, so
+    repeated calls stay cheap.
 
     Args:
         judgments: The judgments, in any order.
         corpus: A :class:`Corpus` (or a mapping of document id to text, validated first).
+        source: The judgments file they were read from, named with the judgment's line in
+            the error about a pinned quote.
 
     Returns:
         One :class:`ResolvedJudgment` per judgment, in input order.
+
+    Raises:
+        JudgmentError: A pinned quote is not at its offset (one line: file and line when
+            ``source`` is given, the query id, ``gold.N``, the document and what is there).
     """
     resolved_corpus = _as_corpus(corpus)
-    memo: dict[tuple[str, str], ResolvedQuote] = {}
+    memo: dict[tuple[str, str, int | None], ResolvedQuote] = {}
     results: list[ResolvedJudgment] = []
     for judgment in judgments:
         quotes: list[ResolvedQuote] = []
-        for gold in judgment.gold:
-            key = (gold.doc, gold.quote)
+        for index, gold in enumerate(judgment.gold):
+            key = (gold.doc, gold.quote, gold.start)
             found = memo.get(key)
             if found is None:
-                found = memo[key] = _resolve_gold(resolved_corpus, gold)
+                try:
+                    found = memo[key] = _resolve_gold(resolved_corpus, gold)
+                except _PinnedMissingError as missing:
+                    raise JudgmentError(
+                        f"gold.{index}: {missing}",
+                        path=source,
+                        line=None if source is None else judgment_line(source, judgment.query_id),
+                        item_id=judgment.query_id,
+                    ) from None
             elif found.gold != gold:  # same passage, different grade
                 found = found.model_copy(update={"gold": gold})
             quotes.append(found)

@@ -6,6 +6,7 @@ from groundkit.judgments.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from groundkit.judgments._fusion import RRF_K, fuse_ranks
+    from groundkit.judgments.metrics._budgets import HitTokens
     from groundkit.judgments.metrics._hits import Hit, overlaps
     from groundkit.judgments.metrics._scores import (
         MetricTable,
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
         GoldTable,
         HitTable,
         gold_items_from_resolved,
+        split_occurrences,
     )
 
 _EXPORTS: dict[str, str] = {
@@ -30,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "GoldTable": "groundkit.judgments.metrics._tables",
     "Hit": "groundkit.judgments.metrics._hits",
     "HitTable": "groundkit.judgments.metrics._tables",
+    "HitTokens": "groundkit.judgments.metrics._budgets",
     "MetricSpec": "groundkit.judgments.metrics._spec",
     "MetricTable": "groundkit.judgments.metrics._scores",
     "fuse_ranks": "groundkit.judgments._fusion",
@@ -39,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "parse_metric": "groundkit.judgments.metrics._spec",
     "score_queries": "groundkit.judgments.metrics._scores",
     "score_table": "groundkit.judgments.metrics._scores",
+    "split_occurrences": "groundkit.judgments.metrics._tables",
 }
 
 __all__ = [
@@ -49,6 +53,7 @@ __all__ = [
     "GoldTable",
     "Hit",
     "HitTable",
+    "HitTokens",
     "MetricSpec",
     "MetricTable",
     "fuse_ranks",
@@ -58,6 +63,7 @@ __all__ = [
     "parse_metric",
     "score_queries",
     "score_table",
+    "split_occurrences",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

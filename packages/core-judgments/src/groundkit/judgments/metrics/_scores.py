@@ -55,6 +55,9 @@ contribute nothing. With these:
   ideal is truncated at the ``m`` hits considered (the same ideal ``ndcg@k`` would use with
   ``k = m``), so both stay within [0, 1]. A ranking of few long chunks is compared with its own
   ideal of few ranks; read ``recall@Nc`` beside it to see how much of the gold was reached.
+* Token budgets: ``recall@Nt`` and ``ndcg@Nt``, the same in tokens of a tokenizer counted on
+  each hit's text, the hit that would exceed the budget cut after its first remaining tokens
+  (at a token's end; overlap stays in characters). See :class:`HitTokens`.
 
 Every metric lies within [0, 1]. A query that has gold but no hits scores 0 on every metric.
 Queries without gold (unanswerable) must be left out by the caller.
@@ -79,6 +82,7 @@ import numpy as np
 import numpy.typing as npt
 
 from groundkit.judgments._errors import JudgmentError
+from groundkit.judgments.metrics._budgets import HitTokens, budget_ends, budget_groups
 from groundkit.judgments.metrics._codes import _popcount, _shared_codes
 from groundkit.judgments.metrics._hits import check_min_overlap_fraction
 from groundkit.judgments.metrics._spans import (
@@ -165,6 +169,7 @@ def score_queries(
     *,
     min_overlap_fraction: float = 0.0,
     chunks: ChunkSpans | Sequence[Any] | None = None,
+    tokens: HitTokens | None = None,
 ) -> dict[str, dict[str, float]]:
     """Score ranked hits against quote-anchored gold, per query.
 
@@ -183,13 +188,15 @@ def score_queries(
             shared character is enough).
         chunks: Every chunk of the stage (a :class:`ChunkSpans`, or objects with ``doc``,
             ``start``, ``end``); needed by ``precision_omega`` only.
+        tokens: The hit texts and the tokenizer counting them (:class:`HitTokens`); needed
+            by the token budgets (``recall@Nt``, ``ndcg@Nt``) only.
 
     Returns:
         ``{query_id: {metric: value}}`` in gold order.
 
     Raises:
-        JudgmentError: On an unknown metric, a query without gold, invalid spans, or
-            ``precision_omega`` without ``chunks``.
+        JudgmentError: On an unknown metric, a query without gold, invalid spans,
+            ``precision_omega`` without ``chunks`` or a token budget without ``tokens``.
     """
     return score_table(
         gold_by_query,
@@ -197,6 +204,7 @@ def score_queries(
         metrics,
         min_overlap_fraction=min_overlap_fraction,
         chunks=chunks,
+        tokens=tokens,
     ).to_dict()
 
 
@@ -207,6 +215,7 @@ def score_table(
     *,
     min_overlap_fraction: float = 0.0,
     chunks: ChunkSpans | Sequence[Any] | None = None,
+    tokens: HitTokens | None = None,
 ) -> MetricTable:
     """Same as :func:`score_queries`, returning a :class:`MetricTable` (arrays, no dicts).
 
@@ -216,13 +225,14 @@ def score_table(
         metrics: Metric names.
         min_overlap_fraction: Fraction of a gold span a hit must cover to touch it.
         chunks: Every chunk of the stage; needed by ``precision_omega`` only.
+        tokens: The hit texts and their tokenizer; needed by the token budgets only.
 
     Returns:
         The per-query values.
 
     Raises:
-        JudgmentError: On an unknown metric, a query without gold, invalid spans, or
-            ``precision_omega`` without ``chunks``.
+        JudgmentError: On an unknown metric, a query without gold, invalid spans,
+            ``precision_omega`` without ``chunks`` or a token budget without ``tokens``.
     """
     if isinstance(metrics, str):
         raise JudgmentError("metrics must be a sequence of metric names, not one string")
@@ -249,13 +259,13 @@ def score_table(
     ranked = [
         spec for spec in specs.values() if spec.kind not in SPAN_KINDS and not spec.needs_chunks
     ]
-    plain = [spec for spec in ranked if spec.budget_chars is None]
+    budgets = budget_groups(ranked, tokens)
+    plain = [spec for spec in ranked if not spec.budgeted]
     if plain:
         _score_ranked(ctx, ctx.hit_ends, None, plain, values, columns)
-    for budget in sorted({spec.budget_chars for spec in ranked if spec.budget_chars is not None}):
-        ends, considered = ctx.budget_ends(budget)
-        chosen = [spec for spec in ranked if spec.budget_chars == budget]
-        _score_ranked(ctx, ends, considered, chosen, values, columns)
+    for budget, chosen in budgets:
+        ends, read = budget_ends(hits, budget, tokens)
+        _score_ranked(ctx, ends, ctx.per_gold_query(read), chosen, values, columns)
     _span_columns(ctx, list(specs.values()), chunks, values, columns)
     return MetricTable(query_ids=gold.query_ids, metrics=names, values=values)
 
@@ -306,7 +316,6 @@ class _Context:
         else:
             self.hit_start = np.zeros(nq, dtype=np.int64)
             self.hit_count = np.zeros(nq, dtype=np.int64)
-        self.hit_table = hits
         self.gold_doc_ids = gold.doc_ids
         self.hit_docs = _shared_codes(gold.doc_ids, hits)
         self.n_codes = len(gold.doc_ids) + len(hits.doc_ids)
@@ -324,6 +333,7 @@ class _Context:
             docs=self.span_docs[keep],
             starts=self.span_starts[keep],
             ends=self.span_ends[keep],
+            quote=self.span_bit[keep],  # occurrences of one quote count once (schema 2.3)
         )
 
     def idcg(self, cutoff: int) -> FloatArray:
@@ -342,23 +352,11 @@ class _Context:
             np.float64
         )
 
-    def budget_ends(self, budget: int) -> tuple[IntArray, IntArray]:
-        """Hit ends truncated to a character budget, and the number of hits read per query."""
-        hits = self.hit_table
-        lengths = hits.ends - hits.starts
-        counts = np.diff(hits.offsets)
-        totals = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=totals[1:])
-        row_query = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-        before = totals[:-1] - totals[hits.offsets[:-1]][row_query]
-        remaining = budget - before
-        taken = np.clip(np.minimum(lengths, remaining), 0, None)
-        considered = np.bincount(row_query[remaining > 0], minlength=len(counts)).astype(np.int64)
-        if len(counts):
-            read = np.where(self.hit_query >= 0, considered[np.maximum(self.hit_query, 0)], 0)
-        else:
-            read = np.zeros(self.n_queries, dtype=np.int64)
-        return hits.starts + taken, read
+    def per_gold_query(self, read: IntArray) -> IntArray:
+        """A value per query of the hit table, per gold query (0 for a query without hits)."""
+        if not len(read):
+            return np.zeros(self.n_queries, dtype=np.int64)
+        return np.where(self.hit_query >= 0, read[np.maximum(self.hit_query, 0)], 0)
 
 
 @dataclass
@@ -381,7 +379,7 @@ def _gain_depth(specs: Sequence[MetricSpec], depth: int) -> int:
     needed = 0
     for spec in specs:
         if spec.kind == "ndcg":
-            needed = max(needed, depth if spec.budget_chars is not None else (spec.cutoff or 0))
+            needed = max(needed, depth if spec.budgeted else (spec.cutoff or 0))
     return min(needed, depth)
 
 
@@ -521,7 +519,7 @@ def _block_metrics(
 
     for spec in specs:
         column = columns[spec.name]
-        if spec.budget_chars is not None:
+        if spec.budgeted:
             if spec.kind == "recall":
                 result = data.credited[-1] / n_gold
             else:

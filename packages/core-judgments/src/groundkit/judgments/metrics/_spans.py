@@ -1,17 +1,28 @@
 """Character-level span metrics: overlap totals per query and the one rule of each metric.
 
-For one query, ``S`` is the union of its gold spans and a *selection* is a list of spans
-``c_1, c_2, ...`` (the top-``k`` hits, or the chunks of ``precision_omega``), ``C`` their union,
-all per document and counted in characters. :func:`overlap_totals` computes, per query,
-``|C ∩ S|``, ``|C|``, the sum of the selected lengths ``Σ |c_i|`` (overlapping spans counted
-as often as they are selected) and ``|S|``; :func:`span_value` turns them into a metric.
+For one query, a *selection* is a list of spans ``c_1, c_2, ...`` (the top-``k`` hits, or the
+chunks of ``precision_omega``), ``C`` their union, and ``S`` the union of its gold, all per
+document and counted in characters. :func:`overlap_totals` computes, per query, ``|C ∩ S|``,
+``|C|``, the sum of the selected lengths ``Σ |c_i|`` (overlapping spans counted as often as
+they are selected) and ``|S|``; :func:`span_value` turns them into a metric.
+
+**A quote counts once** (report schema 2.3). A quote found at several places has one span per
+occurrence; it enters ``S`` through ONE of them, its *best-covered occurrence*: the one with
+the most characters in ``C`` (the first listed, i.e. the first in the document, among equals).
+So ``|S|`` holds the length of one occurrence, and retrieving any one copy in full gives
+``span_recall`` 1; the characters of the other copies are not gold (a hit on them lowers
+precision and IoU as any other text does). A pinned quote has one span: there is no choice.
 :func:`omega_selection` selects, for ``precision_omega``, the chunks sharing a character with
-a gold span of the query.
+each quote's occurrence that the chunker fits best (the highest ``|O_o ∩ o| / |O_o ∪ o|``,
+``O_o`` the chunks touching occurrence ``o``; the first among equals); ``S`` is then those
+occurrences. Before schema 2.3 every occurrence was in ``S`` (:attr:`GoldSpans.quote` left
+``None`` keeps that rule).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -48,6 +59,9 @@ class GoldSpans:
         docs: Document code of each span.
         starts: Start of each span.
         ends: End (exclusive) of each span.
+        quote: Quote number of each span: spans with the same query and quote number are the
+            occurrences of one quote, which counts once (at its best-covered occurrence).
+            ``None``: every span is a quote of its own (the rule before report schema 2.3).
     """
 
     n_queries: int
@@ -56,16 +70,23 @@ class GoldSpans:
     docs: IntArray
     starts: IntArray
     ends: IntArray
+    quote: IntArray | None = None
 
 
 @dataclass(frozen=True, eq=False)
 class Selection:
-    """Spans selected for each query (hits, or chunks): query number, document, start, end."""
+    """Spans selected for each query (hits, or chunks): query number, document, start, end.
+
+    ``gold_rows``, when given, are the gold spans (rows of :class:`GoldSpans`) the selection
+    was made for; they are then ``S`` as they are, with no choice of occurrence
+    (:func:`omega_selection` chooses before it selects).
+    """
 
     query: IntArray
     docs: IntArray
     starts: IntArray
     ends: IntArray
+    gold_rows: IntArray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,8 +158,32 @@ def _merge(
     return piece_starts[keep], ends[keep], owners[keep]
 
 
+def _chars_before(starts: IntArray, ends: IntArray, points: IntArray) -> IntArray:
+    """Characters of the disjoint sorted pieces ``[starts, ends)`` strictly before each point."""
+    lengths = ends - starts
+    if lengths.size == 0:
+        return np.zeros(points.shape, dtype=np.int64)
+    before = np.concatenate([[0], np.cumsum(lengths)])
+    slot = np.searchsorted(starts, points, side="right") - 1
+    safe = np.maximum(slot, 0)
+    inside = np.clip(points - starts[safe], 0, lengths[safe])
+    return np.where(slot >= 0, before[safe] + inside, 0)
+
+
+def _best_rows(query: IntArray, quote: IntArray, score: npt.NDArray[Any]) -> IntArray:
+    """Per ``(query, quote)``, the row of the highest ``score`` (the first among equals)."""
+    rows = np.arange(len(query), dtype=np.int64)
+    order = np.lexsort((rows, -score, quote, query))
+    first = np.ones(len(order), dtype=np.bool_)
+    first[1:] = (query[order][1:] != query[order][:-1]) | (quote[order][1:] != quote[order][:-1])
+    return np.sort(order[first])
+
+
 def overlap_totals(gold: GoldSpans, selected: Selection) -> Overlap:
     """Character totals of the selected spans against the gold, per query.
+
+    ``S`` holds each quote once: its occurrence with the most characters in the selection's
+    union (the first listed among equals), or the selection's ``gold_rows`` when given.
 
     Args:
         gold: The gold spans.
@@ -165,20 +210,22 @@ def overlap_totals(gold: GoldSpans, selected: Selection) -> Overlap:
     mine = _merge(
         selected.starts + base[:n_selected], selected.ends + base[:n_selected], selected.query
     )
-    theirs = _merge(gold.starts + base[n_selected:], gold.ends + base[n_selected:], gold.query)
+    gold_starts = gold.starts + base[n_selected:]
+    gold_ends = gold.ends + base[n_selected:]
+    rows = selected.gold_rows
+    if rows is None and gold.quote is not None and len(gold.query):
+        # Each quote once: its occurrence with the most selected characters.
+        covered = _chars_before(mine[0], mine[1], gold_ends) - _chars_before(
+            mine[0], mine[1], gold_starts
+        )
+        rows = _best_rows(gold.query, gold.quote, covered)
+    if rows is not None:
+        gold_starts, gold_ends = gold_starts[rows], gold_ends[rows]
+    theirs = _merge(gold_starts, gold_ends, gold.query if rows is None else gold.query[rows])
     gold_lengths = theirs[1] - theirs[0]
-    covered_before = np.concatenate([[0], np.cumsum(gold_lengths)])
-
-    def covered(points: IntArray) -> IntArray:
-        # Gold characters strictly before each point.
-        if gold_lengths.size == 0:
-            return np.zeros(points.shape, dtype=np.int64)
-        slot = np.searchsorted(theirs[0], points, side="right") - 1
-        safe = np.maximum(slot, 0)
-        inside = np.clip(points - theirs[0][safe], 0, gold_lengths[safe])
-        return np.where(slot >= 0, covered_before[safe] + inside, 0)
-
-    shared = covered(mine[1]) - covered(mine[0])
+    shared = _chars_before(theirs[0], theirs[1], mine[1]) - _chars_before(
+        theirs[0], theirs[1], mine[0]
+    )
     return Overlap(
         shared=np.bincount(mine[2], weights=shared, minlength=nq).astype(np.float64),
         union=np.bincount(mine[2], weights=mine[1] - mine[0], minlength=nq).astype(np.float64),
@@ -192,7 +239,11 @@ def overlap_totals(gold: GoldSpans, selected: Selection) -> Overlap:
 def omega_selection(gold: GoldSpans, docs: IntArray, starts: IntArray, ends: IntArray) -> Selection:
     """For each query, the chunks sharing at least one character with one of its gold spans.
 
-    A chunk touching several gold spans of a query is selected once for it.
+    A chunk touching several gold spans of a query is selected once for it. With
+    :attr:`GoldSpans.quote`, each quote is first given ONE occurrence: the one its own touching
+    chunks fit best (the highest IoU of the occurrence with the union of the chunks touching
+    it; the first listed among equals); only those occurrences select chunks, and they are
+    the selection's ``gold_rows``.
 
     Args:
         gold: The gold spans.
@@ -203,6 +254,23 @@ def omega_selection(gold: GoldSpans, docs: IntArray, starts: IntArray, ends: Int
     Returns:
         The selected chunks, by query.
     """
+    if gold.quote is None or not len(gold.query):
+        return _touching(gold, docs, starts, ends)
+    spans = np.arange(len(gold.query), dtype=np.int64)
+    # Every span its own query: each occurrence's IoU with the chunks touching it.
+    alone = GoldSpans(len(spans), gold.n_codes, spans, gold.docs, gold.starts, gold.ends)
+    fit = span_value("precision_omega", overlap_totals(alone, _touching(alone, docs, starts, ends)))
+    rows = _best_rows(gold.query, gold.quote, fit)
+    chosen = GoldSpans(
+        gold.n_queries, gold.n_codes, gold.query[rows], gold.docs[rows], gold.starts[rows],
+        gold.ends[rows],
+    )  # fmt: skip
+    found = _touching(chosen, docs, starts, ends)
+    return Selection(found.query, found.docs, found.starts, found.ends, gold_rows=rows)
+
+
+def _touching(gold: GoldSpans, docs: IntArray, starts: IntArray, ends: IntArray) -> Selection:
+    """The chunks sharing at least one character with a gold span, once per query."""
     lengths = ends - starts
     keep = np.flatnonzero((lengths > 0) & (docs < gold.n_codes))
     empty = np.zeros(0, dtype=np.int64)

@@ -1,4 +1,4 @@
-"""Metric names: parsing ``"ndcg@10"``, ``"recall@2000c"``... into a :class:`MetricSpec`."""
+"""Metric names: parsing ``"ndcg@10"``, ``"recall@2000c"``, ``"recall@1024t"``... into a spec."""
 
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ class MetricSpec(BaseModel):
         kind: The metric family.
         cutoff: The rank cutoff ``k`` of ``kind@k`` metrics, else ``None``.
         budget_chars: The character budget ``N`` of ``recall@Nc`` and ``ndcg@Nc``, else ``None``.
+        budget_tokens: The token budget ``N`` of ``recall@Nt`` and ``ndcg@Nt``, else ``None``.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -53,6 +54,12 @@ class MetricSpec(BaseModel):
     kind: MetricKind
     cutoff: int | None = None
     budget_chars: int | None = None
+    budget_tokens: int | None = None
+
+    @property
+    def budgeted(self) -> bool:
+        """Whether the metric reads the ranking within a budget (``@Nc`` or ``@Nt``)."""
+        return self.budget_chars is not None or self.budget_tokens is not None
 
     @property
     def needs_chunks(self) -> bool:
@@ -72,9 +79,10 @@ def parse_metric(name: str) -> MetricSpec:
     (no cutoff; over the stage's chunks); ``recall@k``, ``hit@k``, ``precision@k``,
     ``ndcg@k``, ``span_recall@k``, ``span_precision@k``, ``span_precision_chroma@k``,
     ``span_iou@k``, ``span_iou_chroma@k`` with a rank cutoff ``k >= 1``; ``recall@Nc`` and
-    ``ndcg@Nc`` with a budget of ``N >= 1`` characters. Numbers are written without leading
-    zeros, so the name is its own canonical form. Token budgets (``@Nt``) are not supported:
-    counting tokens needs a tokenizer and the hit texts, which the metrics never see.
+    ``ndcg@Nc`` with a budget of ``N >= 1`` characters; ``recall@Nt`` and ``ndcg@Nt`` with a
+    budget of ``N >= 1`` tokens (counted by a tokenizer on the hit texts, see
+    :class:`~groundkit.judgments.metrics.HitTokens`). Numbers are written without leading
+    zeros, so the name is its own canonical form.
 
     Args:
         name: The metric name.
@@ -101,20 +109,17 @@ def parse_metric(name: str) -> MetricSpec:
         raise JudgmentError(f"metric {name!r} takes no cutoff; use '{kind}'")
     if number.startswith("0"):
         raise JudgmentError(
-            f"metric {name!r}: the cutoff must be a positive integer without leading zeros",
+            f"metric {name!r}: the {'budget' if unit else 'cutoff'} must be a positive integer "
+            "without leading zeros",
         )
     value = int(number)
     if unit == "":
         return MetricSpec(name=name, kind=kind, cutoff=value)
-    if unit == "c":
+    if unit in ("c", "t"):
+        what = "character" if unit == "c" else "token"
         if kind not in _BUDGETED:
-            raise JudgmentError(
-                f"metric {name!r}: character budgets exist only for recall and ndcg",
-            )
-        return MetricSpec(name=name, kind=kind, budget_chars=value)
-    if unit == "t":
-        raise JudgmentError(
-            f"metric {name!r}: token budgets are not supported; use a character budget "
-            f"such as '{kind}@2000c'",
-        )
+            raise JudgmentError(f"metric {name!r}: {what} budgets exist only for recall and ndcg")
+        if unit == "c":
+            return MetricSpec(name=name, kind=kind, budget_chars=value)
+        return MetricSpec(name=name, kind=kind, budget_tokens=value)
     raise JudgmentError(f"metric {name!r}: unknown budget unit {unit!r}")

@@ -24,6 +24,7 @@ __all__ = [
     "GoldTable",
     "HitTable",
     "gold_items_from_resolved",
+    "split_occurrences",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -58,8 +59,10 @@ class GoldItem(BaseModel):
     Attributes:
         grade: The relevance grade (``>= 1``); the gain of nDCG.
         spans: Every place the quote occurs, as ``(doc, start, end)`` character spans (end
-            exclusive). Touching any of them credits the quote. Empty when the quote could
-            not be resolved: it can then never be credited but still counts in denominators.
+            exclusive). Touching any of them credits the quote (once); the span metrics count
+            the quote once too, at its best-covered occurrence (report schema 2.3). Empty when
+            the quote could not be resolved: it can then never be credited but still counts in
+            denominators.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -118,6 +121,35 @@ def gold_items_from_resolved(
             )
             for quote in judgment.quotes
         )
+    return out
+
+
+def split_occurrences(
+    gold_by_query: Mapping[str, Sequence[Any]],
+) -> dict[str, tuple[GoldItem, ...]]:
+    """Each occurrence of every quote as a quote of its own: the span rule before schema 2.3.
+
+    Scored with this gold, the span metrics count every occurrence of a repeated quote as gold
+    characters, as reports of schema 2.2 and older recorded them (``RunInfo.span_gold`` is
+    ``every-occurrence``); use it for those metrics only (it changes every rank metric).
+
+    Args:
+        gold_by_query: Gold items by query id, as :meth:`GoldTable.from_items` takes them.
+
+    Returns:
+        ``{query_id: items}``: one item per span, with its quote's grade (an unresolved quote
+        stays one item without spans).
+    """
+    out: dict[str, tuple[GoldItem, ...]] = {}
+    for query_id, items in gold_by_query.items():
+        split: list[GoldItem] = []
+        for item in items:
+            grade, spans = _grade_and_spans(item)
+            parts = [_span_parts(span) for span in spans or ()]
+            split.extend(GoldItem(grade=grade, spans=(part,)) for part in parts)
+            if not parts:
+                split.append(GoldItem(grade=grade))
+        out[query_id] = tuple(split)
     return out
 
 

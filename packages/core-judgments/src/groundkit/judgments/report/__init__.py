@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         StageCost,
         StagePrice,
     )
+    from groundkit.judgments.report._defaults import MAX_RESAMPLES
     from groundkit.judgments.report._documents import check_report_corpus, report_corpus_at_hand
     from groundkit.judgments.report._inputs import InputKind, anchor_inputs, recorded_input
     from groundkit.judgments.report._io import (
@@ -60,7 +61,6 @@ if TYPE_CHECKING:
     )
     from groundkit.judgments.report._notes import NoteCode, NoteLevel, ReportNote
     from groundkit.judgments.report._statistics import (
-        MAX_RESAMPLES,
         BootstrapSettings,
         MetricAggregate,
         StageComparison,
@@ -82,7 +82,7 @@ _EXPORTS: dict[str, str] = {
     "AdjudicatedStage": "groundkit.judgments.report._adjudication",
     "AdjudicationInfo": "groundkit.judgments.report._adjudication",
     "BootstrapSettings": "groundkit.judgments.report._statistics",
-    "MAX_RESAMPLES": "groundkit.judgments.report._statistics",
+    "MAX_RESAMPLES": "groundkit.judgments.report._defaults",
     "CalibrationFigures": "groundkit.judgments.report._adjudication",
     "CalibrationStatus": "groundkit.judgments.report._adjudication",
     "EvalReport": "groundkit.judgments.report._models",

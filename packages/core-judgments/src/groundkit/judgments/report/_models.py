@@ -65,7 +65,7 @@ __all__ = [
     "hit_key",
 ]
 
-SCHEMA_VERSION = "2.2"
+SCHEMA_VERSION = "2.3"
 """Version of the report format written by this package (``major.minor``).
 
 1.1 added ``StageReport.unlocated`` (hits given as text that could not be located) and the
@@ -82,7 +82,13 @@ the judge's calibration in ``AdjudicationInfo`` (``calibration_status``,
 ``StageReport.chunker`` is a ``ChunkerConfig`` (an older report's partial chunker gets the
 model's defaults and keeps its recorded keys, so hashes over it do not move) and
 ``StageReport.retriever`` a ``RetrieverRecord`` of JSON values; the file holds the same flat
-objects as 2.0. Older reports are read as they are."""
+objects as 2.0; 2.2 added ``RunInfo.tokenizer``, ``corpus_from_report``,
+``judgments_from_report`` and phase timings of ``StageCost``; 2.3 counts a quote found at
+several places ONCE in the span metrics (its best-covered occurrence; before, every occurrence
+was gold characters, so a report's span figures change where quotes repeat), records that rule
+as ``RunInfo.span_gold`` (``every-occurrence`` when an older report is read) and a pinned
+quote's offset as ``GoldEvidence.start``. Older reports are read as they are: their recorded
+numbers are kept, never recomputed."""
 
 
 class RunInfo(_Model):
@@ -109,6 +115,10 @@ class RunInfo(_Model):
         bootstrap: Settings of the bootstrap intervals and comparisons.
         tokenizer: Whose tokens the ``tokens`` chunker and ``max_tokens`` limits counted: its
             name and version (``None`` in reports written before tokenizers: ``words``).
+        span_gold: Which gold characters the span metrics counted for a quote found at
+            several places: ``best-occurrence`` (schema 2.3: the quote once, at its
+            best-covered occurrence) or ``every-occurrence`` (every copy; what a report of
+            schema 2.2 or older recorded, and is read as).
     """
 
     created_at: str
@@ -129,6 +139,7 @@ class RunInfo(_Model):
     headline_metrics: list[str] = Field(default_factory=list)
     bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
     tokenizer: TokenizerRecord | None = None
+    span_gold: Literal["best-occurrence", "every-occurrence"] = "best-occurrence"
 
 
 class GoldEvidence(_Model):
@@ -142,12 +153,14 @@ class GoldEvidence(_Model):
         method: ``exact`` or ``tolerant`` when resolved, else ``None``.
         closest: For an unresolved quote, the closest passage of the document.
         similarity: Similarity of ``closest`` to the quote, in [0, 1].
+        start: The offset the judgment pinned the quote to (schema 2.3), else ``None``.
     """
 
     doc: str
     quote: str
     grade: int = Field(default=1, ge=1)
     spans: list[tuple[int, int]] = Field(default_factory=list)
+    start: int | None = Field(default=None, ge=0)
     method: str | None = None
     closest: str | None = None
     similarity: float | None = None
@@ -316,6 +329,22 @@ class EvalReport(_Model):
     note_records: list[ReportNote] = Field(default_factory=list)
     adjudication: AdjudicationInfo | None = None
     ablation: list[AblationRow] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_span_gold(cls, data: Any) -> Any:
+        # Before 2.3 the span metrics counted every occurrence of a repeated quote: a report
+        # of then says so, so that its numbers are read (and re-scored) by their own rule.
+        if not isinstance(data, dict) or not isinstance(data.get("run"), dict):
+            return data
+        version = data.get("schema_version")
+        parts = version.split(".") if isinstance(version, str) else []
+        if not (len(parts) == 2 and all(p.isdigit() for p in parts)):
+            return data  # the version's own check names the problem
+        run = data["run"]
+        if (int(parts[0]), int(parts[1])) >= (2, 3) or "span_gold" in run:
+            return data
+        return {**data, "run": {**run, "span_gold": "every-occurrence"}}
 
     @model_validator(mode="before")
     @classmethod

@@ -12,12 +12,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from groundkit.judgments._numbers import RealNumber, WholeNumber
+from groundkit.judgments.report._defaults import (
+    DEFAULT_MULTIPLICITY,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    MAX_RESAMPLES,
+)
 
 __all__ = ["MAX_RESAMPLES", "BootstrapSettings", "MetricAggregate", "StageComparison"]
-
-MAX_RESAMPLES = 1_000_000
-"""Most bootstrap resamples a run or a report accepts: more only costs memory and time (2e9
-needs 16 GB), so a larger count in a config or an edited report is refused."""
 
 
 Decision = Literal["better", "worse", "inconclusive", "equivalent", "too few queries"]
@@ -44,10 +46,10 @@ class BootstrapSettings(_Model):
         power: Power the detection limits are computed for.
     """
 
-    resamples: WholeNumber = Field(default=2_000, gt=0, le=MAX_RESAMPLES)
-    seed: WholeNumber = Field(default=0, ge=0)
+    resamples: WholeNumber = Field(default=DEFAULT_RESAMPLES, gt=0, le=MAX_RESAMPLES)
+    seed: WholeNumber = Field(default=DEFAULT_SEED, ge=0)
     confidence_level: RealNumber = Field(default=0.95, gt=0.0, lt=1.0)
-    multiplicity: Literal["holm", "bh"] = "holm"
+    multiplicity: Literal["holm", "bh"] = DEFAULT_MULTIPLICITY
     primary_metric: str | None = None
     equivalence_margin: RealNumber | None = Field(default=None, gt=0.0, le=1.0, allow_inf_nan=False)
     power: RealNumber = Field(default=0.8, gt=0.0, lt=1.0)

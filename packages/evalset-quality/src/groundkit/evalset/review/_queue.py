@@ -328,6 +328,8 @@ class ReviewQueue:
                 "doc": first.doc,
                 "quote": first.quote if decision.quote is None else decision.quote,
                 "grade": first.grade if decision.grade is None else decision.grade,
+                # A pin names where the old text starts: a new text drops it.
+                "start": first.start if decision.quote in (None, first.quote) else None,
             }
             changes["gold"] = [replaced, *(g.model_dump() for g in current.gold[1:])]
         if decision.qtype is not None:

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from groundkit.stats.inference._intervals import IntervalMethod
+from groundkit.stats.verdicts._limits import paired_limit_text
 from groundkit.stats.verdicts._multiplicity import Adjustment
 
 __all__ = ["GateTest", "ItemComparison", "Role", "Verdict"]
@@ -129,13 +130,15 @@ class ItemComparison(BaseModel):
         return self.role == "decision" and self.verdict in ("better", "worse", "equivalent")
 
     def detection_text(self) -> str:
-        """The detection limit in points, or why there is none."""
-        if self.detection_limit is None:
-            return "none at this n"
-        return f"{100 * self.detection_limit:.1f} points"
+        """The detection limit on the metric's scale, with its family, e.g.
+
+        ``0.037 (paired, holm over 20 comparisons)``; ``none at this n`` when no difference is
+        detectable (see :func:`groundkit.stats.paired_limit_text`).
+        """
+        return paired_limit_text(self.detection_limit, self.adjustment, self.family_size)
 
     def summary(self) -> str:
-        """One readable line: verdict, difference in points with its interval, limit and p."""
+        """One readable line: verdict, difference with its interval, limit and p (metric scale)."""
         label = f"{self.metric}: " if self.metric else ""
         adjusted = (
             f", {self.adjustment} p = {self.p_adjusted:.2g} over {self.family_size}"
@@ -145,13 +148,12 @@ class ItemComparison(BaseModel):
         if self.verdict == "too few queries":
             return (
                 f"{label}too few queries: {self.item_count} < {self.minimum_queries} needed for "
-                f"any verdict at alpha {self.alpha:g}{adjusted}; {100 * self.difference:+.1f} "
-                f"points, {self.gained} gained / {self.lost} lost"
+                f"any verdict at alpha {self.alpha:g}{adjusted}; {self.difference:+.3f}, "
+                f"{self.gained} gained / {self.lost} lost"
             )
         return (
-            f"{label}{self.verdict}: {100 * self.difference:+.1f} points "
-            f"[{100 * self.confidence_interval_low:+.1f}, "
-            f"{100 * self.confidence_interval_high:+.1f}] "
+            f"{label}{self.verdict}: {self.difference:+.3f} "
+            f"[{self.confidence_interval_low:+.3f}, {self.confidence_interval_high:+.3f}] "
             f"({100 * self.confidence_level:g}% CI, {self.interval_method}), detection limit "
             f"{self.detection_text()}, {self.test} p = {self.p_value:.2g}{adjusted}, "
             f"{self.gained} gained / {self.lost} lost of {self.item_count}"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Literal, overload
 
 from groundkit.stats._errors import StatsError
 from groundkit.stats._validation import check_finite, to_float
 
-__all__ = ["Adjustment", "adjust", "bh_adjust", "holm_adjust"]
+__all__ = ["Adjustment", "adjust", "bh_adjust", "holm_adjust", "reproducing_alpha"]
 
 Adjustment = Literal["holm", "bh", "none"]
 
@@ -118,3 +119,65 @@ def _bh(raw: list[float]) -> list[float]:
         running = min(running, min(1.0, count * raw[index] / (rank + 1)))
         adjusted[index] = running
     return adjusted
+
+
+def reproducing_alpha(
+    p_values: Sequence[float], index: int, alpha: float, adjustment: Adjustment
+) -> float:
+    """The level at which member ``index``, tested alone, gets its in-family decision.
+
+    A member of a family is significant when its adjusted p-value is below ``alpha``. Tested
+    alone at the returned level ``e`` (significant when its raw p < ``e``), it is significant
+    exactly when it is in the family, the other members' p-values being what they are:
+
+    * Holm: with the raw values sorted, the level of the first step that fails at or before
+      the member's rank (``alpha / (m − k + 1)``), or the member's own step level;
+    * Benjamini–Hochberg: ``K · alpha / m`` for the largest rank ``K`` that passes, when the
+      member's rank is at most ``K``, else its own ``rank · alpha / m``;
+    * none (or a family of one): ``alpha``.
+
+    Args:
+        p_values: The raw p-values of the family's decisions.
+        index: The member's position in ``p_values``.
+        alpha: The family's level.
+        adjustment: The family's adjustment.
+
+    Returns:
+        The single-comparison level.
+
+    Raises:
+        StatsError: A p-value outside [0, 1], an index outside the family, or an alpha
+            outside (0, 1).
+    """
+    values = [check_finite(to_float(p, where="p-value"), where="p-value") for p in p_values]
+    if not 0 <= index < len(values):
+        raise StatsError(f"index {index} is outside a family of {len(values)}")
+    if not 0.0 < alpha < 1.0:
+        raise StatsError(f"alpha must be in (0, 1) (got {alpha})")
+    if any(not 0.0 <= p <= 1.0 for p in values):
+        raise StatsError("p-values must lie in [0, 1]")
+    size = len(values)
+    if adjustment == "none" or size == 1:
+        return alpha
+    level = _step_level(values, index, alpha, adjustment)
+    # The engine decides on adjusted p-values; the level above is the same rule in exact
+    # arithmetic. Where float rounding sets them apart, the engine's decision wins.
+    raw = values[index]
+    if adjust(values, adjustment)[index] < alpha:
+        return level if raw < level else math.nextafter(raw, 1.0)
+    return min(level, raw)
+
+
+def _step_level(values: Sequence[float], index: int, alpha: float, adjustment: Adjustment) -> float:
+    size = len(values)
+    order = sorted(range(size), key=lambda i: values[i])
+    rank = order.index(index) + 1
+    if adjustment == "holm":
+        for step in range(1, rank + 1):
+            level = alpha / (size - step + 1)
+            if not values[order[step - 1]] < level:
+                return level
+        return alpha / (size - rank + 1)
+    passing = [k for k in range(1, size + 1) if size * values[order[k - 1]] / k < alpha]
+    largest = max(passing, default=0)
+    return (largest if rank <= largest else rank) * alpha / size
