@@ -103,3 +103,21 @@ def test_ray_executor_gives_the_local_embeddings_and_scores(local_ray: Any, tmp_
         assert None not in rows
         vectors[executor] = cache.vectors([r for r in rows if r is not None])
     np.testing.assert_array_equal(vectors["ray"], vectors["local"])
+
+
+def test_the_actors_thread_count_is_read_even_before_torch_is_loaded() -> None:
+    # In a fresh process the Ray path may run before any local encoding has imported torch;
+    # the actors must still get the count the local path uses, not 1.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from groundkit.harness.dense._ray import _driver_threads\n"
+        "assert 'torch' not in sys.modules\n"
+        "count = _driver_threads()\n"
+        "import torch\n"
+        "assert count == torch.get_num_threads(), (count, torch.get_num_threads())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -14,7 +14,6 @@ Ray is imported only when a run asks for it.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -106,9 +105,18 @@ class GroupEncoder:
 
 
 def _driver_threads() -> int:
-    """The CPU threads torch uses here (the local path's count); 1 when torch is not loaded."""
-    torch = sys.modules.get("torch")
-    return int(torch.get_num_threads()) if torch is not None else 1
+    """The CPU threads torch uses in this process: the count the local path would use.
+
+    torch is imported when it is not loaded yet (a dense stage needs it anyway): reading the
+    count only from a loaded torch gave the actors 1 thread when the Ray path ran before any
+    local encoding, and a matrix product summed with another thread count differs in its last
+    bits. 1 when torch is not installed.
+    """
+    try:
+        import torch
+    except ImportError:
+        return 1
+    return int(torch.get_num_threads())
 
 
 def _connect(ray: Any, address: str | None) -> None:
