@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import signal
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from tests.cli.test_cli_user_code_deadlines import (
     _finish,
     _signal_in_flight,
     _state,
+    failed_at_deadline,
     old_report,
     workspace,
 )
@@ -74,22 +74,6 @@ def _framework(folder: Path) -> None:
     (folder / "fw.py").write_text(FRAMEWORK, encoding="utf-8")
 
 
-def _failed(workspace: Path, message: str) -> None:
-    start = time.monotonic()
-    done = _finish(RUN, workspace)
-    assert done.returncode == 1, done.stderr
-    last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("error: stage 'hang': "), last
-    assert message in last
-    assert "the report was written to report.json" in last
-    assert "Traceback" not in done.stderr
-    report = load_report(workspace / "report.json")
-    assert report.stage("hang").error is not None
-    assert message in str(report.stage("hang").error)
-    assert report.baseline.aggregates  # the BM25 baseline was measured as usual
-    assert time.monotonic() - start < 120  # not the hour the factory asked for
-
-
 @pytest.mark.parametrize("kind", ["langchain", "llamaindex", "haystack"])
 def test_a_hanging_factory_fails_the_stage_at_its_timeout(workspace: Path, kind: str) -> None:
     pytest.importorskip({"llamaindex": "llama_index.core", "haystack": "haystack"}.get(kind, "os"))
@@ -97,14 +81,16 @@ def test_a_hanging_factory_fails_the_stage_at_its_timeout(workspace: Path, kind:
     # Building the stage imports the framework too (Haystack takes seconds): a timeout that
     # leaves room for it, and the factory is known to have been entered.
     _config(workspace, f'kind = "{kind}", target = "fw.py:hanging_factory", timeout = 20')
-    _failed(workspace, "building the stage (its factory) did not return within timeout = 20 s")
+    failed_at_deadline(
+        workspace, "building the stage (its factory) did not return within timeout = 20 s"
+    )
     assert _calls(workspace) == 1
 
 
 def test_a_hanging_search_fails_the_stage_at_its_timeout(workspace: Path) -> None:
     _framework(workspace)
     _config(workspace, 'kind = "langchain", target = "fw.py:hanging_retriever", timeout = 1')
-    _failed(workspace, "search() did not return within timeout = 1 s (a batch of ")
+    failed_at_deadline(workspace, "search() did not return within timeout = 1 s (a batch of ")
     assert _calls(workspace) == 1  # the first query's call hung; no other was made
 
 
@@ -112,7 +98,7 @@ def test_stage_timeout_bounds_a_framework_stage(workspace: Path) -> None:
     _framework(workspace)
     settings = 'target = "fw.py:hanging_retriever", timeout = 30, stage_timeout = 1'
     _config(workspace, f'kind = "langchain", {settings}')
-    _failed(workspace, "the stage's calls ran past stage_timeout = 1 s (in search()")
+    failed_at_deadline(workspace, "the stage's calls ran past stage_timeout = 1 s (in search()")
 
 
 def test_sys_exit_in_a_factory_is_a_stage_failure(workspace: Path) -> None:

@@ -137,6 +137,12 @@ def test_a_hanging_stage_fails_at_its_deadline_and_the_report_is_written(
 ) -> None:
     target = _hang(workspace, "hang", "search")
     _config(workspace, f'kind = "callable", target = "{target}", {settings}')
+    failed_at_deadline(workspace, message)
+    assert _calls(workspace) == 1  # the first query's call hung; no other was made
+
+
+def failed_at_deadline(workspace: Path, message: str) -> None:
+    """Run ``RUN``: stage ``hang`` fails with ``message``, exit 1, the report written."""
     start = time.monotonic()
     done = _finish(RUN, workspace)
     took = time.monotonic() - start
@@ -146,13 +152,12 @@ def test_a_hanging_stage_fails_at_its_deadline_and_the_report_is_written(
     assert message in last
     assert "the report was written to report.json" in last
     assert "Traceback" not in done.stderr
-    assert _calls(workspace) == 1  # the first query's call hung; no other was made
     report = load_report(workspace / "report.json")
     failed = report.stage("hang")
     assert failed.error is not None
     assert message in failed.error
     assert report.baseline.aggregates  # the other stage was measured as usual
-    assert took < 120  # not the hour the function asked for
+    assert took < 120  # not the hour the user's code asked for
 
 
 def test_stage_timeout_bounds_the_sum_of_quick_calls(workspace: Path) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from groundkit.evalset._errors import EvalSetError
-from groundkit.evalset._floors import LIMIT_PLACES, questions_needed, round_up
+from groundkit.evalset._floors import questions_needed
 from groundkit.evalset._notes import CAUTION, INFO, Note
 from groundkit.evalset._scores import (
     ScoreInput,
@@ -27,6 +27,7 @@ from groundkit.evalset.filters._closed_book import Answerer, closed_book_check
 from groundkit.judgments import Corpus, EvalReport, Judgment, resolve_judgments
 from groundkit.stats import (
     limit_text,
+    limit_value,
     minimum_detectable_difference,
     paired_minimum_detectable_difference,
 )
@@ -508,7 +509,7 @@ def assess(  # noqa: PLR0913
     answerable_ids = [j.query_id for j in answerable]
     n = len(answerable)
     floor = minimum_detectable_difference(n, power=power, alpha=alpha) if n else None
-    reported = None if floor is None else round_up(floor, LIMIT_PLACES)
+    reported = None if floor is None else limit_value(floor)
     # A paired t test needs two questions (one degree of freedom) to say anything.
     worst = (
         paired_minimum_detectable_difference(1.0, n, power=power, alpha=alpha) if n >= 2 else None

@@ -8,10 +8,7 @@ from decimal import ROUND_CEILING, Decimal
 from groundkit.evalset._errors import EvalSetError
 from groundkit.stats import minimum_detectable_difference
 
-__all__ = ["LIMIT_PLACES", "questions_needed", "round_up"]
-
-LIMIT_PLACES = 3
-"""Decimals a detection limit is printed with, as everywhere (`groundkit.stats.limit_text`)."""
+__all__ = ["questions_needed", "round_up"]
 
 
 def round_up(value: float, places: int = 2) -> float:

@@ -60,6 +60,7 @@ from groundkit.stats.verdicts._family import (
 from groundkit.stats.verdicts._limits import (
     family_text,
     limit_text,
+    limit_value,
     paired_limit_text,
     unpaired_limit_text,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "flip_share_floor",
     "holm_adjust",
     "limit_text",
+    "limit_value",
     "mcnemar",
     "mcnemar_power",
     "mean_interval",

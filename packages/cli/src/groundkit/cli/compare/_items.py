@@ -27,6 +27,7 @@ from groundkit.stats import (
     ItemComparison,
     PairedScores,
     compare_family,
+    family_text,
     limit_text,
     mean_interval,
 )
@@ -90,7 +91,7 @@ class ItemsOutcome:
             "below_fail_under": self.below_floor,
             "guardrails_not_in_every_row": list(self.incomplete),
             "notes": list(self.notes),
-            "family": "a family of one",
+            "family": family_text(self.decision.adjustment, self.decision.family_size),
         }
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from groundkit.cli.run._run import default_items_path
 from groundkit.stats import (
     FamilySettings,
     ItemComparison,
@@ -42,12 +43,11 @@ class ItemsCommand:
 
 
 def _items_path(report: Path) -> str:
-    """The items file beside a report: ``run.items.jsonl`` (`grk eval run`), ``items.jsonl``.
+    """The items file beside a report: `grk eval run`'s, or ``items.jsonl`` (`grk eval demo`).
 
-    The first that exists (`grk eval demo` writes ``items.jsonl``), else ``grk eval run``'s.
+    The first that exists, else ``grk eval run``'s name (:func:`default_items_path`).
     """
-    name = report.name.removesuffix(".json")
-    candidates = [report.with_name(f"{name}.items.jsonl"), report.with_name("items.jsonl")]
+    candidates = [default_items_path(report), report.with_name("items.jsonl")]
     return str(next((c for c in candidates if c.is_file()), candidates[0]))
 
 

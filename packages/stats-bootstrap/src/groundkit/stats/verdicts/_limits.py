@@ -18,9 +18,24 @@ from __future__ import annotations
 import math
 from decimal import ROUND_CEILING, Decimal
 
-__all__ = ["family_text", "limit_text", "paired_limit_text", "unpaired_limit_text"]
+__all__ = [
+    "family_text",
+    "limit_text",
+    "limit_value",
+    "paired_limit_text",
+    "unpaired_limit_text",
+]
 
 _NONE = "none at this n"
+
+
+def limit_value(limit: float) -> float:
+    """A finite detection limit rounded up to 3 decimals: the number :func:`limit_text` prints.
+
+    The float's shortest decimal form (``0.1``, not its binary expansion) is rounded up, so the
+    result is never below ``limit``.
+    """
+    return float(_rounded(limit))
 
 
 def limit_text(limit: float | None) -> str:
@@ -35,8 +50,11 @@ def limit_text(limit: float | None) -> str:
     """
     if limit is None or not math.isfinite(limit):
         return _NONE
-    # The float's shortest decimal form (``0.1``, not its binary expansion), rounded up.
-    return str(Decimal(repr(limit)).quantize(Decimal("0.001"), rounding=ROUND_CEILING))
+    return str(_rounded(limit))
+
+
+def _rounded(limit: float) -> Decimal:
+    return Decimal(repr(limit)).quantize(Decimal("0.001"), rounding=ROUND_CEILING)
 
 
 def family_text(adjustment: str, family_size: int) -> str:
