@@ -247,6 +247,7 @@ def test_full_track_record_cycle(runs: dict[str, Any], tmp_path: Path) -> None:
     diagnosed = grk("eval", "diagnose", runs["a_json"], "--track-record", record)
     assert diagnosed.exit_code == 0, diagnosed.output
     assert f"to {record}" in diagnosed.output
+    assert "In the prediction benchmark (6 collections" in " ".join(diagnosed.output.split())
     prediction = read_track_record(record).predictions[0]
     predicted = prediction.fix("larger-chunks")
     assert predicted is not None

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from groundkit.diagnosis import (
     RRF_K,
+    Diagnosis,
+    RerunStage,
     diagnose,
     fixes,
     reciprocal_rank_fusion,
@@ -145,6 +147,40 @@ def test_replays_agree_with_a_recomputation(data: st.DataObject, helpers: Any) -
     by_name = {f.name: f for f in fixes(diagnosis)}
     assert by_name["hybrid-fusion"].exact
     assert by_name["hybrid-fusion"].expected == pytest.approx(fusion.gain)
+    _assert_ceilings_bound(diagnosis, before)
+
+    # a re-run of the stage (here: the other stage's hits stand in for it) is re-scored here
+    rerun = RerunStage(
+        fix="larger-chunks", detail="chunks chars:2:0 instead of chars:1:0", hits=theirs
+    )
+    rerun_diagnosis = diagnose(report, "bm25", k=k, reruns=[rerun])
+    replay = next(e.replay for e in rerun_diagnosis.evidence if e.fix == "larger-chunks")
+    assert replay is not None
+    assert replay.after == pytest.approx(_mean(report, theirs, f"recall@{k}"), abs=1e-12)
+    assert replay.before == pytest.approx(before, abs=1e-12)
+    moved = rerun_diagnosis.found_count - replay.loses + sum(replay.finds.values())
+    assert moved == _found_quotes(report, theirs, k)
+    larger = next(f for f in fixes(rerun_diagnosis) if f.name == "larger-chunks")
+    assert larger.exact
+    assert larger.expected == pytest.approx(replay.gain)
+    _assert_ceilings_bound(rerun_diagnosis, before)
+
+
+def _assert_ceilings_bound(diagnosis: Diagnosis, before: float) -> None:
+    """Every ceiling bounds its fix's expected gain, and none exceeds the stage's headroom."""
+    for fix in fixes(diagnosis):
+        if fix.ceiling is None:
+            assert fix.expected is None
+            continue
+        assert fix.ceiling <= 1.0 - before + 1e-12
+        if fix.expected is not None:
+            assert fix.expected <= fix.ceiling + 1e-12, fix.name
+        if fix.at_stake is not None:
+            assert fix.at_stake <= fix.ceiling + 1e-12, fix.name
+        if fix.exact:
+            assert fix.ceiling == pytest.approx(1.0 - before, abs=1e-12)
+        if fix.name in ("repair-judgments", "index-coverage"):
+            assert fix.ceiling == fix.at_stake
 
 
 def test_fusion_orders_by_score_then_id_descending() -> None:
@@ -186,7 +222,8 @@ def test_basis_strings_for_estimated_fixes(helpers: Any) -> None:
     by_name = {f.name: f for f in fixes(diagnosis)}
     larger = by_name["larger-chunks"]
     assert larger.expected == pytest.approx(2 * 0.5 / 10)
-    assert larger.ceiling == pytest.approx(0.2)
+    assert larger.at_stake == pytest.approx(0.2)
+    assert larger.ceiling == pytest.approx(0.5)  # chunks can move any quote: the headroom
     assert larger.reference == pytest.approx(0.1)
     assert larger.reference_stage == "big"
     assert not larger.exact
@@ -222,7 +259,7 @@ def test_basis_strings_for_exact_fixes(helpers: Any) -> None:
         "recall@2 0.600 − recall@2 0.500 over 10 queries; it finds 1 of the misses (split by "
         "the chunker 1); "
         "whole effect of the change: 1 of the misses it finds lie outside its bucket (found by "
-        "another stage), so it is not bounded by that bucket's ceiling +0.000"
+        "another stage)"
     )
     replay = next(e.replay for e in diagnosis.evidence if e.fix == "hybrid-fusion")
     assert replay is not None
@@ -257,16 +294,21 @@ def test_fixes_are_ranked_by_expected_gain(helpers: Any) -> None:
     assert ranked[0].expected >= max(f.expected or 0.0 for f in ranked)
 
 
-def test_exact_gain_above_its_ceiling_is_said_to_be_the_whole_effect(helpers: Any) -> None:
-    # the fusion replay finds a miss of bucket 3, outside its own bucket 6 (ceiling 0): the
-    # expected gain exceeds the ceiling and the basis must say why, not leave it contradictory
+def test_exact_gain_above_its_buckets_stake_is_said_to_be_the_whole_effect(
+    helpers: Any,
+) -> None:
+    # the fusion replay finds a miss of bucket 3, outside its own bucket 6 (nothing at stake):
+    # the expected gain exceeds what its bucket holds, stays under the ceiling (the stage's
+    # headroom), and the basis says why
     diagnosis = diagnose(_basis_report(helpers), "bm25", k=2)
     fusion = next(f for f in fixes(diagnosis) if f.name == "hybrid-fusion")
     assert fusion.expected is not None
     assert fusion.ceiling is not None
-    assert fusion.expected > fusion.ceiling
+    assert fusion.at_stake is not None
+    assert fusion.at_stake == pytest.approx(0.0)
+    assert fusion.at_stake < fusion.expected <= fusion.ceiling
+    assert fusion.ceiling == pytest.approx(1.0 - diagnosis.recall)
     assert "whole effect of the change" in fusion.basis
-    assert f"ceiling {fusion.ceiling:+.3f}" in fusion.basis
     # a replay finding only its own bucket's misses says nothing of the kind
     raise_k = next(f for f in fixes(diagnosis) if f.name == "raise-k")
     assert "whole effect" not in raise_k.basis

@@ -53,15 +53,25 @@ if TYPE_CHECKING:
     )
     from groundkit.diagnosis._replay import RRF_K, deduplicate, reciprocal_rank_fusion
     from groundkit.diagnosis._summary import TrackRow, TrackSummary, summarise_track_record
+    from groundkit.diagnosis.predictions._benchmark import BENCHMARK_FIGURES, PredictionBenchmark
+    from groundkit.diagnosis.predictions._rerun import (
+        CHUNK_FIXES,
+        RerunStage,
+        chunk_variant,
+        chunker_text,
+    )
 
 # Each name is imported from its module when first used (PEP 562), so a light command that
 # needs one of them (``grk eval compare`` on items files) does not load the whole harness.
 _EXPORTS: dict[str, str] = {
+    "BENCHMARK_FIGURES": "groundkit.diagnosis.predictions._benchmark",
+    "PredictionBenchmark": "groundkit.diagnosis.predictions._benchmark",
     "FIX_CONFIG_KEYS": "groundkit.diagnosis._models",
     "BUCKETS": "groundkit.diagnosis._models",
     "BUCKET_TITLES": "groundkit.diagnosis._models",
     "Bucket": "groundkit.diagnosis._models",
     "BucketName": "groundkit.diagnosis._models",
+    "CHUNK_FIXES": "groundkit.diagnosis.predictions._rerun",
     "Caution": "groundkit.diagnosis._record",
     "Diagnosis": "groundkit.diagnosis._models",
     "DiagnosisError": "groundkit.diagnosis._errors",
@@ -83,12 +93,15 @@ _EXPORTS: dict[str, str] = {
     "Rate": "groundkit.diagnosis._models",
     "Reference": "groundkit.diagnosis._models",
     "Replay": "groundkit.diagnosis._models",
+    "RerunStage": "groundkit.diagnosis.predictions._rerun",
     "SPLIT_SHARE": "groundkit.diagnosis._diagnose",
     "StageSnapshot": "groundkit.diagnosis._models",
     "TrackRecord": "groundkit.diagnosis._record",
     "TrackRow": "groundkit.diagnosis._summary",
     "TrackSummary": "groundkit.diagnosis._summary",
     "append_record_line": "groundkit.diagnosis._record",
+    "chunk_variant": "groundkit.diagnosis.predictions._rerun",
+    "chunker_text": "groundkit.diagnosis.predictions._rerun",
     "config_hash": "groundkit.diagnosis._hashing",
     "deduplicate": "groundkit.diagnosis._replay",
     "default_stage": "groundkit.diagnosis._diagnose",
@@ -104,8 +117,10 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "BENCHMARK_FIGURES",
     "BUCKETS",
     "BUCKET_TITLES",
+    "CHUNK_FIXES",
     "FIXES",
     "FIX_BUCKETS",
     "FIX_CONFIG_KEYS",
@@ -128,15 +143,19 @@ __all__ = [
     "MissExample",
     "PredictedFix",
     "Prediction",
+    "PredictionBenchmark",
     "Rate",
     "Reference",
     "Replay",
+    "RerunStage",
     "StageSnapshot",
     "TrackRecord",
     "TrackRow",
     "TrackSummary",
     "__version__",
     "append_record_line",
+    "chunk_variant",
+    "chunker_text",
     "config_hash",
     "deduplicate",
     "default_stage",

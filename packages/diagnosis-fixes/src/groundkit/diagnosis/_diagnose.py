@@ -46,6 +46,7 @@ from groundkit.diagnosis._quotes import (
     StageQuotes,
     case_indices,
 )
+from groundkit.diagnosis.predictions._rerun import RerunStage
 from groundkit.judgments import EvalReport, StageReport
 
 __all__ = ["POOL_FACTOR", "SPLIT_SHARE", "default_stage", "diagnose", "shorten"]
@@ -195,6 +196,7 @@ def diagnose(
     k: int = 10,
     examples: int = 3,
     source: str | Path | None = None,
+    reruns: Sequence[RerunStage] = (),
 ) -> Diagnosis:
     """Where ``stage`` loses gold evidence at cutoff ``k``, and what each fix could gain.
 
@@ -204,6 +206,9 @@ def diagnose(
         k: The cutoff (a quote is missed when no hit within rank ``k`` touches it).
         examples: Examples kept per bucket.
         source: Where the report came from (messages and the record).
+        reruns: The stage re-run with chunk fixes applied (the harness's
+            ``rerun_chunk_fixes``): those fixes are then replayed exactly from the re-runs'
+            hits instead of estimated.
 
     Returns:
         The diagnosis; rank its fixes with :func:`~groundkit.diagnosis.fixes`.
@@ -255,7 +260,7 @@ def diagnose(
         chunker=target_stage.chunker_record,
         encoder_max_tokens=target_stage.encoder_max_tokens,
     )
-    evidence = _Evidence(report, view, others, k, misses, reasons).build()
+    evidence = _Evidence(report, view, others, k, misses, reasons, reruns).build()
     return Diagnosis(
         report=where,
         stage=name,

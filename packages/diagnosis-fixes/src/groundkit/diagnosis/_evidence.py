@@ -1,4 +1,16 @@
-"""Per-fix evidence: each fix's misses, a comparable rate, a reference stage and exact replays."""
+"""Per-fix evidence: each fix's misses, a comparable rate, a reference, exact replays and bounds.
+
+Each fix's ``ceiling`` is an upper bound on what it can gain in recall@k:
+
+* repair-judgments and index-coverage make only their own misses findable (the rest can only
+  lose to the new chunks), so their bound is what those misses hold at stake;
+* rerank reorders the top ``POOL_FACTOR × k`` hits, so it can find only the misses some hit
+  in that pool touches, whatever their bucket;
+* every other fix (and every exact replay, which is the whole change) can move any quote:
+  its bound is the stage's headroom, ``1 − recall@k``.
+
+An estimate is at most what its misses hold at stake, so it never exceeds its bound.
+"""
 
 from __future__ import annotations
 
@@ -32,6 +44,7 @@ from groundkit.diagnosis._replay import (
     mean_metric,
     reciprocal_rank_fusion,
 )
+from groundkit.diagnosis.predictions._rerun import RerunStage
 from groundkit.judgments import (
     CharsChunker,
     DocumentChunker,
@@ -99,8 +112,10 @@ class _Evidence:
         k: int,
         misses: Mapping[BucketName, list[QuoteCase]],
         reasons: Mapping[BucketName, str | None],
+        reruns: Sequence[RerunStage] = (),
     ) -> None:
         self.report = report
+        self.reruns = {rerun.fix: rerun for rerun in reruns}
         self.view = view
         self.others = others
         self.k = k
@@ -180,8 +195,36 @@ class _Evidence:
 
     def for_fix(self, fix: FixName) -> FixEvidence:
         evidence = self._for_fix(fix)
+        update: dict[str, object] = {}
+        rerun = self.reruns.get(fix)
+        if rerun is not None:
+            update["replay"] = self.replay_rerun(rerun)
+        if evidence.replay is not None or rerun is not None:
+            update["ceiling"] = self.headroom  # a replay is the whole change
         measured = self.measured(fix)
-        return evidence if measured is None else evidence.model_copy(update={"measured": measured})
+        if measured is not None:
+            update["measured"] = measured
+        return evidence.model_copy(update=update) if update else evidence
+
+    @property
+    def headroom(self) -> float:
+        """``1 − recall@k``: what finding every miss would add, a bound on any change."""
+        return max(0.0, 1.0 - self.before)
+
+    def bound(self, fix: FixName, at_stake: float) -> float:
+        """The fix's ceiling when it is estimated (see the module's docstring)."""
+        if fix in ("repair-judgments", "index-coverage"):
+            return at_stake
+        if fix == "rerank":
+            pool = POOL_FACTOR * self.k
+            reachable = [
+                case
+                for cases in self.misses.values()
+                for case in cases
+                if case.first_rank is not None and case.first_rank <= pool
+            ]
+            return max(at_stake, _weight(reachable))
+        return self.headroom
 
     def _for_fix(self, fix: FixName) -> FixEvidence:
         buckets = list(FIX_BUCKETS[fix])
@@ -205,14 +248,15 @@ class _Evidence:
                     "than twice a chunk: only larger chunks can hold half of them"
                 )
             cases = fitting
-        ceiling = _weight(cases)
+        at_stake = _weight(cases)
         rate, reference, replay = self.measure(fix, cases)
         return FixEvidence(
             fix=fix,
             buckets=buckets,
             misses=len(cases),
-            query_equivalents=ceiling * self.view.query_count,
-            ceiling=ceiling,
+            query_equivalents=at_stake * self.view.query_count,
+            at_stake=at_stake,
+            ceiling=self.bound(fix, at_stake),
             rate=rate,
             reference=reference,
             replay=replay,
@@ -353,6 +397,19 @@ class _Evidence:
             ),
             other_stage=best.stage.name,
             **self.movement(fused, self.k),
+        )
+
+    def replay_rerun(self, rerun: RerunStage) -> Replay:
+        """The harness's re-run of the stage with ``rerun.fix`` applied, re-scored here."""
+        hits = {query_id: list(rerun.hits.get(query_id, ())) for query_id in self.gold}
+        after = mean_metric(self.gold, hits, self.metric, min_overlap_fraction=self.fraction)
+        return Replay(
+            metric=self.metric,
+            before=self.before,
+            after=after,
+            query_count=len(self.gold),
+            detail=f"the stage re-run with {rerun.detail}",
+            **self.movement(hits, self.k),
         )
 
     def replay_deduplicate(self) -> Replay:

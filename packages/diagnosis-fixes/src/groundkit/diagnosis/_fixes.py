@@ -3,17 +3,19 @@
 For a fix addressing misses ``M`` (the misses of its buckets), with ``w(m)`` what finding miss
 ``m`` adds to the stage's mean recall@k (``1 / (quotes of its query × queries)``):
 
-* ``ceiling = Σ w(m)``: every miss of its buckets found;
-* ``expected``: for an *exact* fix (raise-k, hybrid-fusion, deduplicate) the replayed gain on
-  the recorded rankings (the whole effect of the change, misses of other buckets included, so
-  it can exceed ``ceiling``; the basis then says so); otherwise ``ceiling × r`` where ``r`` is
-  the stage's recall on *comparable gold* (quotes like the misses would be once fixed, e.g.
-  quotes one chunk holds whole, for chunk fixes);
+* ``at_stake = Σ w(m)``: every miss of its buckets found;
+* ``expected``: for an *exact* fix the replayed gain: raise-k, hybrid-fusion and deduplicate
+  on the recorded rankings, the chunk fixes on the harness's re-run of the stage (the whole
+  effect of the change, misses of other buckets included); otherwise ``at_stake × r`` where
+  ``r`` is the stage's recall on *comparable gold* (quotes like the misses would be once
+  fixed, e.g. quotes one chunk holds whole, for chunk fixes);
+* ``ceiling``: an upper bound on the gain (see :mod:`groundkit.diagnosis._evidence`), never
+  below ``expected``;
 * ``reference``: ``Σ w(m)`` over the misses another stage of the report finds within k (the
   gain at that stage's rate on the very same quotes), when the report has a relevant stage;
 * ``measured``: when a stage of the report applies the fix outright (a dense, rerank or hybrid
-  stage), its measured difference in recall@k — the whole change, which can exceed the
-  ceiling of the fix's buckets; the basis then says so, so the report never contradicts itself.
+  stage), its measured difference in recall@k — the whole change, which can exceed what its
+  buckets hold at stake; the basis then says so, so the report never contradicts itself.
 
 Gains overlap (fixing one bucket changes the others) and are never summed.
 """
@@ -46,15 +48,14 @@ def _basis(diagnosis: Diagnosis, evidence: FixEvidence, expected: float | None) 
             text += f"; it finds {found} of the misses ({parts})"
         if replay.loses:
             text += f"; it loses {replay.loses} quotes found now"
-        # a replay measures the whole change, so it may pass the ceiling of its own buckets
+        # a replay measures the whole change, so it may find misses of other buckets too
         outside = sum(n for b, n in replay.finds.items() if b not in evidence.buckets)
-        if outside and evidence.ceiling is not None:
+        if outside:
             own = ", ".join(BUCKET_TITLES[b] for b in evidence.buckets)
             which = "bucket" if len(evidence.buckets) == 1 else "buckets"
             text += (
                 f"; whole effect of the change: {outside} of the misses it finds lie outside "
-                f"its {which} ({own}), so it is not bounded by that {which}'s ceiling "
-                f"{evidence.ceiling:+.3f}"
+                f"its {which} ({own})"
             )
         return text
     if evidence.misses is None:
@@ -101,10 +102,10 @@ def _measured_text(diagnosis: Diagnosis, evidence: FixEvidence) -> str:
         f"; measured in this report: stage {measured.stage!r} scores {measured.difference:+.3f} "
         f"on {measured.metric} against {diagnosis.stage} (the whole change"
     )
-    if evidence.ceiling is not None and measured.difference > evidence.ceiling:
+    if evidence.at_stake is not None and measured.difference > evidence.at_stake:
         text += (
-            f", beyond its buckets' ceiling {evidence.ceiling:+.3f}: it also finds misses "
-            "outside them"
+            f", beyond the {evidence.at_stake:+.3f} its buckets hold at stake: it also finds "
+            "misses outside them"
         )
     return text + ")"
 
@@ -112,14 +113,14 @@ def _measured_text(diagnosis: Diagnosis, evidence: FixEvidence) -> str:
 def _expected(evidence: FixEvidence) -> float | None:
     if evidence.replay is not None:
         return evidence.replay.gain
-    if evidence.misses is None or evidence.ceiling is None:
+    if evidence.misses is None or evidence.at_stake is None:
         return None
     if evidence.fix in ("raise-k", "hybrid-fusion"):
         return None
     if evidence.misses == 0:
         return 0.0
     rate = evidence.rate.value if evidence.rate is not None else None
-    return None if rate is None else evidence.ceiling * rate
+    return None if rate is None else evidence.at_stake * rate
 
 
 def fixes(diagnosis: Diagnosis) -> list[Fix]:
@@ -146,6 +147,7 @@ def fixes(diagnosis: Diagnosis) -> list[Fix]:
             "misses": evidence.misses,
             "expected": expected,
             "ceiling": evidence.ceiling,
+            "at_stake": evidence.at_stake,
             "reference": None if reference is None else reference.gain,
             "reference_stage": None if reference is None else reference.stage,
             "exact": evidence.replay is not None,

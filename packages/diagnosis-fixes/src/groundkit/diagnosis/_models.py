@@ -253,10 +253,14 @@ class FixEvidence(_Model):
         misses: Misses it addresses; ``None`` when its buckets are not measurable.
         query_equivalents: Those misses counted as queries (each counts ``1 / quotes of its
             query``).
-        ceiling: Their worth in recall@k (every one found); ``None`` with ``misses``.
+        ceiling: An upper bound on the fix's gain in recall@k (its misses' worth for a fix
+            that can find only them; the stage's headroom ``1 − recall@k`` for a replay or a
+            fix that can move any quote); ``None`` when nothing is measurable.
         rate: The recall on comparable gold used to estimate the gain (estimated fixes).
+        at_stake: Their worth in recall@k (every one found); ``None`` with ``misses``.
         reference: Another stage's result on the same misses, when the report has one.
-        replay: The exact replay (raise-k, hybrid-fusion, deduplicate), when possible.
+        replay: The exact replay (raise-k, hybrid-fusion, deduplicate on the rankings; the
+            chunk fixes by a re-run the harness made), when possible.
         measured: A stage of the report that applies the fix, and its measured difference.
         note: A qualification of the figures (why a rate or replay is missing...).
     """
@@ -266,6 +270,7 @@ class FixEvidence(_Model):
     misses: int | None
     query_equivalents: float | None
     ceiling: float | None
+    at_stake: float | None = None
     rate: Rate | None = None
     reference: Reference | None = None
     replay: Replay | None = None
@@ -354,12 +359,15 @@ class Fix(_Model):
         buckets: The buckets whose misses it addresses.
         misses: Those misses (``None``: not measurable for this stage).
         expected: Expected gain in recall@k (``None``: cannot be estimated).
-        ceiling: Gain if every miss of its buckets were found.
+        ceiling: An upper bound on the gain: ``expected`` never exceeds it (the misses'
+            worth for repair-judgments and index-coverage, those a hit in the rerank pool
+            touches for rerank, the stage's headroom ``1 − recall@k`` otherwise).
+        at_stake: Gain if every miss of its buckets were found (what the estimate scales).
         reference: Gain if its misses were found at another stage's rate.
         reference_stage: That stage.
         exact: The gain was replayed from the recorded rankings, not estimated.
         measured: What a stage of the same report that applies the fix measures (its whole
-            change in recall@k), when there is one; it can exceed ``ceiling``.
+            change in recall@k), when there is one; it can exceed ``at_stake``.
         measured_stage: That stage.
         basis: How ``expected`` was computed, in one sentence.
     """
@@ -372,6 +380,7 @@ class Fix(_Model):
     misses: int | None
     expected: float | None
     ceiling: float | None
+    at_stake: float | None = None
     reference: float | None = None
     reference_stage: str | None = None
     exact: bool = False

@@ -31,17 +31,23 @@ if TYPE_CHECKING:
         Bucket,
         Diagnosis,
         Fix,
+        RerunStage,
+        default_stage,
         diagnose,
         fixes,
         read_track_record,
         record_prediction,
         summarise_track_record,
     )
+    from groundkit.harness.analysis import rerun_chunk_fixes
+    from groundkit.judgments import EvalReport
 else:  # imported when the command runs, not for --help
     load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
     print_cautions = lazy("groundkit.cli.compare._track_record", "print_cautions")
     render_track_summary = lazy("groundkit.cli.compare._track_record", "render_track_summary")
+    rerun_chunk_fixes = lazy("groundkit.harness.analysis", "rerun_chunk_fixes")
     diagnose = lazy("groundkit.diagnosis", "diagnose")
+    default_stage = lazy("groundkit.diagnosis", "default_stage")
     fixes = lazy("groundkit.diagnosis", "fixes")
     read_track_record = lazy("groundkit.diagnosis", "read_track_record")
     record_prediction = lazy("groundkit.diagnosis", "record_prediction")
@@ -50,6 +56,7 @@ else:  # imported when the command runs, not for --help
 __all__ = ["diagnose_command", "render_diagnosis", "track_record_command"]
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
+_PATH = click.Path(path_type=Path)
 
 
 def _cell(value: float | None, *, signed: bool = True) -> Text:
@@ -190,6 +197,46 @@ def render_diagnosis(console: Console, diagnosis: Diagnosis, ranked: list[Fix]) 
     render_notes(console, diagnosis.notes)
 
 
+def _reruns(
+    report: EvalReport,
+    report_path: Path,
+    name: str,
+    rerun: bool | None,
+    moved: tuple[Path | None, Path | None],
+) -> tuple[list[RerunStage], str | None]:
+    """The stage re-run with each chunk fix (``--rerun``), and a note on what was done.
+
+    Asked for (``--rerun``), a re-run that cannot be made is an error (exit 2); by default
+    (a BM25 stage) it falls back to the estimates with a note saying why.
+    """
+    from groundkit.harness import HarnessError  # caught: the class itself
+    from groundkit.judgments import JudgmentError
+
+    target = next((s for s in report.stages if s.name == name), None)
+    if rerun is False or target is None or target.error is not None or target.chunker is None:
+        return [], None
+    if rerun is None and target.kind != "bm25":
+        return [], (
+            f"the chunk fixes of {name} are estimated; --rerun replays them exactly (it runs "
+            "the stage again with each fix's chunker)"
+        )
+    corpus, judgments = moved
+    try:
+        reruns = rerun_chunk_fixes(
+            report, name, corpus=corpus, judgments=judgments, trust_code=False
+        )
+    except (HarnessError, JudgmentError) as error:
+        if rerun:
+            raise
+        return [], f"the chunk fixes are estimated: the stage could not be run again ({error})"
+    if not reruns:
+        return [], None
+    return reruns, (
+        f"the chunk fixes were replayed by running {name} again on the recorded corpus: "
+        + "; ".join(f"{r.fix} with {r.detail}" for r in reruns)
+    )
+
+
 @click.command("diagnose")
 @describe_option("report")
 @click.argument("report_path", metavar="REPORT", type=_FILE)
@@ -216,14 +263,41 @@ def render_diagnosis(console: Console, diagnosis: Diagnosis, ranked: list[Fix]) 
     default=None,
     help="Append the predicted fixes to this record file (JSON Lines).",
 )
+@click.option(
+    "--rerun/--no-rerun",
+    "rerun",
+    default=None,
+    help=(
+        "Replay the chunk fixes exactly: chunk the recorded corpus with each fix's chunker "
+        "and run the stage again [default: on for a BM25 stage whose inputs are found; a "
+        "dense stage re-embeds its chunks, so only when asked]."
+    ),
+)
+@click.option(
+    "--corpus",
+    "corpus_path",
+    type=_PATH,
+    default=None,
+    help="Where the report's corpus is now, for --rerun (default: the recorded path).",
+)
+@click.option(
+    "--judgments",
+    "judgments_path",
+    type=_FILE,
+    default=None,
+    help="Where the report's judgments are now, for --rerun (default: the recorded path).",
+)
 @force_option
-def diagnose_command(
+def diagnose_command(  # noqa: PLR0913 (one parameter per option)
     report_path: Path,
     stage: str | None,
     k: int,
     examples: int,
     as_json: bool,
     record_path: Path | None,
+    rerun: bool | None,
+    corpus_path: Path | None,
+    judgments_path: Path | None,
     force: bool,
 ) -> None:
     """Where a stage of REPORT loses gold evidence at k, and which fix should gain most.
@@ -236,7 +310,8 @@ def diagnose_command(
     document never indexed, split by the chunker, beyond the encoder's window, ranked just
     below the cutoff, found by another stage, vocabulary mismatch, crowded out by
     near-duplicates, not retrieved. Fixes are ranked by expected gain in recall@k; raise-k,
-    hybrid-fusion and deduplicate are replayed exactly from the recorded rankings. Gains
+    hybrid-fusion and deduplicate are replayed exactly from the recorded rankings, the chunk
+    fixes by running the stage again (--rerun). Each ceiling bounds its fix's gain. Gains
     overlap and are never summed.
     """  # noqa: D301 (click's \b keeps the example lines unwrapped)
     guard(
@@ -246,7 +321,11 @@ def diagnose_command(
         appends=["--track-record"],
     )
     report = load_checked_report(report_path)
-    diagnosis = diagnose(report, stage, k=k, examples=examples, source=report_path)
+    name = default_stage(report, k=k) if stage is None else stage
+    reruns, note = _reruns(report, report_path, name, rerun, (corpus_path, judgments_path))
+    diagnosis = diagnose(report, name, k=k, examples=examples, source=report_path, reruns=reruns)
+    if note is not None:
+        diagnosis = diagnosis.model_copy(update={"notes": [*diagnosis.notes, note]})
     ranked = fixes(diagnosis)
     prediction = (
         record_prediction(record_path, diagnosis, ranked) if record_path is not None else None
@@ -271,6 +350,9 @@ def diagnose_command(
                 f"to {record_path} (prediction {prediction.id})"
             )
         )
+        from groundkit.diagnosis import BENCHMARK_FIGURES
+
+        render_notes(console, BENCHMARK_FIGURES.lines(), title="how far to trust them")
 
 
 @click.command("track-record")

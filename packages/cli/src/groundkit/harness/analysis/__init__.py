@@ -6,6 +6,7 @@ from groundkit.harness._lazy import harness_exports
 
 if TYPE_CHECKING:
     from groundkit.harness.analysis._notes import DetectionLimits, detection_limits
+    from groundkit.harness.analysis._rerun import rerun_chunk_fixes
     from groundkit.harness.analysis._stats import (
         family_settings,
         report_ablation_family,
@@ -20,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "family_settings": "groundkit.harness.analysis._stats",
     "report_ablation_family": "groundkit.harness.analysis._stats",
     "report_family": "groundkit.harness.analysis._stats",
+    "rerun_chunk_fixes": "groundkit.harness.analysis._rerun",
 }
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "family_settings",
     "report_ablation_family",
     "report_family",
+    "rerun_chunk_fixes",
 ]
 
 __getattr__, __dir__ = harness_exports(__name__, _EXPORTS)
