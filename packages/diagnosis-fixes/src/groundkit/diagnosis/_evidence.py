@@ -198,9 +198,9 @@ class _Evidence:
         update: dict[str, object] = {}
         rerun = self.reruns.get(fix)
         if rerun is not None:
+            # the whole change: bounded by the headroom, as every replay (see ``bound``)
             update["replay"] = self.replay_rerun(rerun)
-        if evidence.replay is not None or rerun is not None:
-            update["ceiling"] = self.headroom  # a replay is the whole change
+            update["ceiling"] = self.headroom
         measured = self.measured(fix)
         if measured is not None:
             update["measured"] = measured
