@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from tests.cli._chromium import Browser, chromium
+from tests.integration.hostile.conftest import FAST, make_dataset
 
 from groundkit.cli import cli as cli_main
 from groundkit.judgments import load_report
@@ -250,3 +251,32 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
         yield driver
     finally:
         driver.close()
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[Any]:
+    """A local Ray instance for one test module (``ray.init(num_cpus=2)``: seconds to start)."""
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def two_stage_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A report of the BM25 baseline and whole documents (``whole``) on a small dataset."""
+    root = tmp_path_factory.mktemp("two-stage")
+    data = make_dataset(root / "data")
+    report = root / "run.json"
+    result = CliRunner().invoke(
+        cli_main,
+        [
+            "eval", "run", "--corpus", str(data.corpus), "--judgments", str(data.judgments),
+            "--report", str(report), "--no-items", "--stage", "whole=bm25@document", *FAST,
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return report

@@ -731,3 +731,22 @@ def test_forest_ticks_never_round_away_a_tick_value(value: float, label: str) ->
     from groundkit.cli.html._plots import signed_tick
 
     assert signed_tick(value) == label
+
+
+def test_estimated_chunk_fixes_say_how_to_measure_them(built: Built, page: str) -> None:
+    from groundkit.diagnosis import BENCHMARK_FIGURES, CHUNK_FIXES, DiagnosisError, diagnose, fixes
+
+    hinted = 0
+    for stage in built.report.stages:
+        try:
+            ranked = fixes(diagnose(built.report, stage.name, k=10))
+        except DiagnosisError:  # a failed stage: nothing to diagnose
+            continue
+        if any(f.name in CHUNK_FIXES and not f.exact for f in ranked):
+            hinted += 1
+            assert f"--stage {stage.name} --k 10 --rerun" in page
+    assert hinted, "the test report has no estimated chunk fix to hint at"
+    record = next(
+        f for f in BENCHMARK_FIGURES.figures if f.fix == "larger-chunks" and f.mode == "exact"
+    )
+    assert f"re-run {record.inside} of {record.total}" in page

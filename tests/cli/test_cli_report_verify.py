@@ -8,28 +8,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from tests.integration.hostile.conftest import FAST, make_dataset
 
 from groundkit.cli import cli
 from groundkit.harness.analysis import comparison_problem
 from groundkit.judgments import load_report
 from groundkit.judgments.report import parse_report
-
-
-@pytest.fixture(scope="module")
-def two_stage_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("verify")
-    data = make_dataset(root / "data")
-    report = root / "run.json"
-    result = CliRunner().invoke(
-        cli,
-        [
-            "eval", "run", "--corpus", str(data.corpus), "--judgments", str(data.judgments),
-            "--report", str(report), "--no-items", "--stage", "whole=bm25@document", *FAST,
-        ],
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    return report
 
 
 def _edited(report: Path, tmp_path: Path, field: str, value: Any) -> Path:

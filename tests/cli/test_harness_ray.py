@@ -7,7 +7,6 @@ Needs the ``ray`` and ``dense`` extras (skipped otherwise). One Ray instance
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,17 +50,6 @@ JUDGMENTS = [
         gold=(GoldQuote(doc="pets.txt", quote="welcomes well-behaved dogs on Fridays"),),
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[Any]:
-    import ray
-
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
 
 
 def _settings(cache: Path, executor: str) -> EvalSettings:

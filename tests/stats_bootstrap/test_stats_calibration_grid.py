@@ -172,22 +172,6 @@ def test_stats_compare_items_shows_the_paired_difference_interval() -> None:
         assert verdict.interval_method == interval.method
 
 
-def test_stats_grid_numeric_limits_below_30_queries_say_they_lean_on_normality() -> None:
-    from groundkit.stats import compare_items
-
-    rng = np.random.default_rng(0)
-    small = compare_items(
-        dict(enumerate(rng.random(10).tolist())),  # type: ignore[arg-type]
-        dict(enumerate(rng.random(10).tolist())),  # type: ignore[arg-type]
-    )
-    assert small.detection_caution is not None
-    large = compare_items(
-        dict(enumerate(rng.random(40).tolist())),  # type: ignore[arg-type]
-        dict(enumerate(rng.random(40).tolist())),  # type: ignore[arg-type]
-    )
-    assert large.detection_caution is None
-
-
 @pytest.mark.slow
 def test_stats_grid_whole_report_false_verdicts_stay_under_five_percent() -> None:
     # 3 candidate stages × 4 headline metrics, every stage exchangeable with the baseline.

@@ -5,9 +5,9 @@ harness, numpy, pydantic models, the HTML renderer) is bound to a stand-in that 
 real object on first use. Type checkers see the real import::
 
     if TYPE_CHECKING:
-        from groundkit.cli.compare._report import load_checked_report
+        from groundkit.cli._checked import load_checked_report
     else:
-        load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+        load_checked_report = lazy("groundkit.cli._checked", "load_checked_report")
 
 For functions, and classes that are only called or whose attributes are read; never for an
 exception caught by ``except``, a class used with ``isinstance`` or as a base (the stand-in is

@@ -45,6 +45,7 @@ from groundkit.diagnosis._quotes import (
     QuoteCase,
     StageQuotes,
     case_indices,
+    report_memo,
 )
 from groundkit.diagnosis.predictions._rerun import RerunStage
 from groundkit.judgments import EvalReport, StageReport
@@ -53,7 +54,7 @@ __all__ = ["POOL_FACTOR", "SPLIT_SHARE", "default_stage", "diagnose", "shorten"]
 
 
 def _views(report: EvalReport) -> dict[str, StageQuotes]:
-    return {s.name: StageQuotes.build(report, s) for s in report.stages if s.error is None}
+    return dict(report_memo(report).views)
 
 
 def _pick_default(views: Mapping[str, StageQuotes], k: int) -> str:

@@ -37,6 +37,7 @@ from groundkit.diagnosis._quotes import (
     StageQuotes,
     first_ranks,
     gold_items,
+    report_memo,
 )
 from groundkit.diagnosis._replay import (
     RRF_K,
@@ -126,20 +127,25 @@ class _Evidence:
         self.gold = gold_items(report.queries, level=level)
         self.fraction = 0.0 if level == "document" else report.run.min_overlap_fraction
         self.metric = f"recall@{k}"
-        self._before: float | None = None
+        self.means = report_memo(report).means
         self.bucket_of = {case.key: name for name, cases in misses.items() for case in cases}
 
     # -- shared measurements -------------------------------------------------------------
     def hits(self, view: StageQuotes) -> dict[str, list[ReportHit]]:
         return {query_id: list(result.hits) for query_id, result in view.results.items()}
 
+    def recorded(self, view: StageQuotes) -> float:
+        """Mean recall@k of a stage on its recorded ranking (once per report and stage)."""
+        key = (view.stage.name, self.metric)
+        if key not in self.means:
+            self.means[key] = mean_metric(
+                self.gold, self.hits(view), self.metric, min_overlap_fraction=self.fraction
+            )
+        return self.means[key]
+
     @property
     def before(self) -> float:
-        if self._before is None:
-            self._before = mean_metric(
-                self.gold, self.hits(self.view), self.metric, min_overlap_fraction=self.fraction
-            )
-        return self._before
+        return self.recorded(self.view)
 
     def traced(self, read: Callable[[QuoteCase], object]) -> list[QuoteCase]:
         return [c for c in self.view.cases if c.gold.resolved and c.trace and read(c) is True]
@@ -180,16 +186,7 @@ class _Evidence:
         applying = [o for o in self.others if kind is not None and o.stage.kind == kind]
         if not applying:
             return None
-        scored = [
-            (
-                mean_metric(
-                    self.gold, self.hits(o), self.metric, min_overlap_fraction=self.fraction
-                )
-                - self.before,
-                o.stage.name,
-            )
-            for o in applying
-        ]
+        scored = [(self.recorded(o) - self.before, o.stage.name) for o in applying]
         difference, name = max(scored)
         return Measured(stage=name, metric=self.metric, difference=difference)
 
@@ -416,7 +413,12 @@ class _Evidence:
         own = self.hits(self.view)
         removed = sum(1 for hits in own.values() for h in hits if h.duplicate_of is not None)
         kept = {query_id: deduplicate(hits) for query_id, hits in own.items()}
-        after = mean_metric(self.gold, kept, self.metric, min_overlap_fraction=self.fraction)
+        # nothing removed: the rankings are the recorded ones, and so is their mean
+        after = (
+            self.before
+            if removed == 0
+            else mean_metric(self.gold, kept, self.metric, min_overlap_fraction=self.fraction)
+        )
         return Replay(
             metric=self.metric,
             before=self.before,

@@ -17,6 +17,7 @@ none is resolved), whose trace and text the buckets read.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -29,10 +30,12 @@ __all__ = [
     "DOCUMENT_SPAN_END",
     "QuoteCase",
     "RankedSpan",
+    "ReportMemo",
     "StageQuotes",
     "case_indices",
     "first_ranks",
     "gold_items",
+    "report_memo",
 ]
 
 DOCUMENT_SPAN_END = 1 << 62
@@ -225,3 +228,39 @@ class StageQuotes:
         """Whether the top ``k`` hits of the query include a near-duplicate of an earlier hit."""
         result = self.results.get(query_id)
         return result is not None and any(h.duplicate_of is not None for h in result.hits[:k])
+
+
+class ReportMemo:
+    """What every diagnosis of one report shares, computed once for the report.
+
+    The HTML page diagnoses each stage of a report in turn; each diagnosis reads every stage's
+    quotes, and a stage's mean recall@k on its recorded ranking is the ``before`` of its own
+    diagnosis and the ``measured`` of the others'. Both depend on the report alone.
+
+    Attributes:
+        views: Every successful stage's quotes, by stage name, in report order.
+        means: Mean of a metric on a stage's recorded ranking, by ``(stage, metric)``.
+    """
+
+    def __init__(self, report: EvalReport) -> None:
+        self.views = {
+            stage.name: StageQuotes.build(report, stage)
+            for stage in report.stages
+            if stage.error is None
+        }
+        self.means: dict[tuple[str, str], float] = {}
+
+
+# The last report's memo (a weak reference: no report is kept alive by the cache; reports are
+# frozen, so what is computed from one never changes).
+_LAST_MEMO: tuple[weakref.ref[EvalReport], ReportMemo] | None = None
+
+
+def report_memo(report: EvalReport) -> ReportMemo:
+    """The :class:`ReportMemo` of ``report``: the last one made when it is the same report."""
+    global _LAST_MEMO
+    if _LAST_MEMO is not None and _LAST_MEMO[0]() is report:
+        return _LAST_MEMO[1]
+    memo = ReportMemo(report)
+    _LAST_MEMO = (weakref.ref(report), memo)
+    return memo

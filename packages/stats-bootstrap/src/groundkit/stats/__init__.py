@@ -70,6 +70,7 @@ from groundkit.stats.verdicts._multiplicity import (
     holm_adjust,
     reproducing_alpha,
 )
+from groundkit.stats.verdicts._power_figures import MEASURED_POWER, PowerCell
 from groundkit.stats.verdicts._stratified import (
     PairedStratum,
     StratifiedComparison,
@@ -77,6 +78,7 @@ from groundkit.stats.verdicts._stratified import (
 )
 
 __all__ = [
+    "MEASURED_POWER",
     "PERCENTILE_MIN_QUERIES",
     "Adjustment",
     "AllPairsResult",
@@ -92,6 +94,7 @@ __all__ = [
     "PairResult",
     "PairedScores",
     "PairedStratum",
+    "PowerCell",
     "ProportionInterval",
     "RatioStratum",
     "ResampleMethod",

@@ -25,7 +25,7 @@ from groundkit.cli.console._report import format_delta, format_value, make_conso
 from groundkit.cli.run._describe import describe_option
 
 if TYPE_CHECKING:
-    from groundkit.cli.compare._report import load_checked_report
+    from groundkit.cli._checked import load_checked_report
     from groundkit.cli.compare._track_record import print_cautions, render_track_summary
     from groundkit.diagnosis import (
         Bucket,
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from groundkit.harness.analysis import rerun_chunk_fixes
     from groundkit.judgments import EvalReport
 else:  # imported when the command runs, not for --help
-    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    load_checked_report = lazy("groundkit.cli._checked", "load_checked_report")
     print_cautions = lazy("groundkit.cli.compare._track_record", "print_cautions")
     render_track_summary = lazy("groundkit.cli.compare._track_record", "render_track_summary")
     rerun_chunk_fixes = lazy("groundkit.harness.analysis", "rerun_chunk_fixes")

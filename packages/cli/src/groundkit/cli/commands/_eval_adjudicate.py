@@ -22,7 +22,7 @@ from groundkit.cli.run._describe import describe_option
 from groundkit.judgments._errors import JudgmentError
 
 if TYPE_CHECKING:
-    from groundkit.cli.compare._report import load_checked_report
+    from groundkit.cli._checked import load_checked_report
     from groundkit.cli.judges._clients import JudgeSettings, build_judge, usage_line
     from groundkit.evalset import CalibrationCard
     from groundkit.evalset.judge import (
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
         recorded_input,
     )
 else:  # imported when the command runs, not for --help
-    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    load_checked_report = lazy("groundkit.cli._checked", "load_checked_report")
     JudgeSettings = lazy("groundkit.cli.judges._clients", "JudgeSettings")
     build_judge = lazy("groundkit.cli.judges._clients", "build_judge")
     usage_line = lazy("groundkit.cli.judges._clients", "usage_line")

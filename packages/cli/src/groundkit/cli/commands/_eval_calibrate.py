@@ -23,8 +23,8 @@ from groundkit.cli.run._describe import describe_option
 from groundkit.judgments._errors import JudgmentError
 
 if TYPE_CHECKING:
+    from groundkit.cli._checked import load_checked_report
     from groundkit.cli.commands._eval_adjudicate import report_corpus
-    from groundkit.cli.compare._report import load_checked_report
     from groundkit.cli.console._calibration_view import print_card
     from groundkit.cli.judges._clients import JudgeSettings, build_judge, choose_client
     from groundkit.evalset.judge import (
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     )
 else:  # imported when the command runs, not for --help
     report_corpus = lazy("groundkit.cli.commands._eval_adjudicate", "report_corpus")
-    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    load_checked_report = lazy("groundkit.cli._checked", "load_checked_report")
     print_card = lazy("groundkit.cli.console._calibration_view", "print_card")
     JudgeSettings = lazy("groundkit.cli.judges._clients", "JudgeSettings")
     build_judge = lazy("groundkit.cli.judges._clients", "build_judge")

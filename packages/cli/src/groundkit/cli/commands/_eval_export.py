@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 import click
 
+from groundkit.cli._collector import few_collections
 from groundkit.cli._errors import InputError
 from groundkit.cli._lazy import lazy
 from groundkit.cli._outputs import force_option, guard, output_set
@@ -28,7 +29,7 @@ from groundkit.cli.run._describe import describe_option
 from groundkit.judgments._errors import JudgmentError
 
 if TYPE_CHECKING:
-    from groundkit.cli.compare._report import load_checked_report
+    from groundkit.cli._checked import load_checked_report
     from groundkit.judgments import EvalReport, export_stage
     from groundkit.judgments.report import recorded_input, report_corpus_at_hand
     from groundkit.judgments.trec import (
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
         with_original_ids,
     )
 else:  # imported when the command runs, not for --help
-    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    load_checked_report = lazy("groundkit.cli._checked", "load_checked_report")
     EvalReport = lazy("groundkit.judgments", "EvalReport")
     export_stage = lazy("groundkit.judgments", "export_stage")
     recorded_input = lazy("groundkit.judgments.report", "recorded_input")
@@ -268,15 +269,16 @@ def export_command(  # noqa: PLR0913 (each keyword is a documented option)
     as touching a gold quote.
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
     chosen = cast(ExportFormat, file_format)
-    report = load_checked_report(report_path)
-    export = export_stage(report, stage, level=cast("ExportLevel | None", level))
-    if ids == "original":
-        export = _with_original_ids(export, report, report_path, corpus_path, id_map_path)
-    run = run_path or _default_path(report_path, stage, "run", chosen)
-    qrels = qrels_path or _default_path(report_path, stage, "qrels", chosen)
-    _check_targets(report_path, report, run, qrels, corpus_path, force=force)
-    unchecked = _check_spans(report_path, report, export.level, corpus_path)
-    run_text, qrels_text_ = export_texts(export, chosen, run_path=run, qrels_path=qrels)
+    with few_collections():
+        report = load_checked_report(report_path)
+        export = export_stage(report, stage, level=cast("ExportLevel | None", level))
+        if ids == "original":
+            export = _with_original_ids(export, report, report_path, corpus_path, id_map_path)
+        run = run_path or _default_path(report_path, stage, "run", chosen)
+        qrels = qrels_path or _default_path(report_path, stage, "qrels", chosen)
+        _check_targets(report_path, report, run, qrels, corpus_path, force=force)
+        unchecked = _check_spans(report_path, report, export.level, corpus_path)
+        run_text, qrels_text_ = export_texts(export, chosen, run_path=run, qrels_path=qrels)
     with output_set([run, qrels]) as outputs:  # both files, or neither
         outputs.write_text(run, run_text)
         outputs.write_text(qrels, qrels_text_)

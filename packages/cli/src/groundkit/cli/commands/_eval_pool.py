@@ -25,15 +25,15 @@ from groundkit.cli.run._describe import describe_option
 from groundkit.judgments._errors import JudgmentError
 
 if TYPE_CHECKING:
+    from groundkit.cli._checked import load_checked_report
     from groundkit.cli.commands._eval_adjudicate import report_corpus
-    from groundkit.cli.compare._report import load_checked_report
     from groundkit.cli.judges._clients import JudgeSettings
     from groundkit.evalset import PoolReport, run_pool
     from groundkit.judgments import EvalReport
     from groundkit.stats import ProportionInterval
 else:  # imported when the command runs, not for --help
     report_corpus = lazy("groundkit.cli.commands._eval_adjudicate", "report_corpus")
-    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    load_checked_report = lazy("groundkit.cli._checked", "load_checked_report")
     JudgeSettings = lazy("groundkit.cli.judges._clients", "JudgeSettings")
     PoolReport = lazy("groundkit.evalset", "PoolReport")
     run_pool = lazy("groundkit.evalset", "run_pool")

@@ -8,16 +8,17 @@ from typing import TYPE_CHECKING
 
 import click
 
+from groundkit.cli._collector import few_collections
 from groundkit.cli._errors import InputError
 from groundkit.cli._lazy import lazy
 from groundkit.cli._outputs import force_option, guard, output_set
 from groundkit.cli.run._describe import describe_option
 
 if TYPE_CHECKING:
-    from groundkit.cli.compare._report import load_checked_report
+    from groundkit.cli._checked import load_checked_report
     from groundkit.cli.html import render as render_html_report
 else:  # imported when the command runs, not for --help
-    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    load_checked_report = lazy("groundkit.cli._checked", "load_checked_report")
     render_html_report = lazy("groundkit.cli.html", "render")
 
 __all__ = ["report_command"]
@@ -58,12 +59,13 @@ def report_command(
         [("REPORT.json", report_path), ("--corpus", corpus_path)],
         force=force,
     )
-    report = load_checked_report(report_path)
-    if corpus_path is not None and not corpus_path.exists():
-        raise InputError(f"{corpus_path}: corpus not found")
-    page = render_html_report(
-        report, corpus=corpus_path, base_dir=report_path.parent, source=report_path
-    )
+    with few_collections():
+        report = load_checked_report(report_path)
+        if corpus_path is not None and not corpus_path.exists():
+            raise InputError(f"{corpus_path}: corpus not found")
+        page = render_html_report(
+            report, corpus=corpus_path, base_dir=report_path.parent, source=report_path
+        )
     with output_set([target]) as outputs:
         outputs.write_text(target, page)
     elapsed = time.perf_counter() - started

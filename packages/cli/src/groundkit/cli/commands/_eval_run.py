@@ -65,10 +65,11 @@ def run_command(
     grk eval run --corpus docs/ --judgments judgments.jsonl --retriever dense --hybrid bm25,dense
     grk eval run --config groundkit.toml --seed 1 --report runs/today.json
 
-    The BM25 baseline 'bm25' is always the first stage. Each other stage is compared with it
-    on every headline metric, all comparisons as one family (exact paired tests, Holm over the
-    whole report by default). The report (JSON, schema-checked) and the per-query items are
-    written even when a stage fails; the command then exits 1 with the stage's error.
+    The baseline runs first: the BM25 stage 'bm25' unless --baseline names another stage.
+    Each other stage is compared with it on every headline metric, all comparisons as one
+    family (exact paired tests, Holm over the whole report by default). The report (JSON,
+    schema-checked) and the per-query items are written even when a stage fails; the command
+    then exits 1 with the stage's error.
     """  # noqa: D301 (click needs a real \b to keep the example lines as they are)
     targets = outputs.outputs()
     config = build_run_config(run_flags(inputs, stages, scoring, statistics, execution))

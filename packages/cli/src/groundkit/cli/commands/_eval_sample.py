@@ -28,8 +28,8 @@ from groundkit.diagnosis._errors import DiagnosisError
 from groundkit.judgments._errors import JudgmentError
 
 if TYPE_CHECKING:
+    from groundkit.cli._checked import load_checked_report
     from groundkit.cli.commands._eval_adjudicate import report_corpus
-    from groundkit.cli.compare._report import load_checked_report
     from groundkit.diagnosis import diagnose
     from groundkit.evalset import draw_sheet, read_sheet, sheet_precision
     from groundkit.evalset.review import SheetCandidate, SheetResult, sheet_csv, sheet_jsonl
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     )
 else:  # imported when the command runs, not for --help
     report_corpus = lazy("groundkit.cli.commands._eval_adjudicate", "report_corpus")
-    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    load_checked_report = lazy("groundkit.cli._checked", "load_checked_report")
     diagnose = lazy("groundkit.diagnosis", "diagnose")
     draw_sheet = lazy("groundkit.evalset", "draw_sheet")
     read_sheet = lazy("groundkit.evalset", "read_sheet")

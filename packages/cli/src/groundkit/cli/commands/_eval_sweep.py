@@ -160,15 +160,37 @@ def render_sweep(console: Console, summary: SweepSummary, folder: Path) -> None:
     "configuration is unchanged.",
 )
 @click.option("--html/--no-html", default=True, show_default=True, help="Write sweep.html.")
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "ray"]),
+    default=None,
+    help="Where the arms run: local (in this process, sharing chunks and indexes) or ray (a "
+    "Ray task per arm, sharing the embedding cache; the ray extra) [default: the sweep "
+    "file's executor, else local].",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    help="The Ray cluster of --executor ray [default: RAY_ADDRESS, else a local Ray].",
+)
 @progress_option
-def sweep_command(config_path: Path, out_dir: Path, html: bool, progress: bool | None) -> None:
+def sweep_command(
+    config_path: Path,
+    out_dir: Path,
+    html: bool,
+    executor: str | None,
+    ray_address: str | None,
+    progress: bool | None,
+) -> None:
     """Run every arm of a sweep, compare each with the baseline, print the Pareto front.
 
     Arms share their work (chunks per chunker, BM25 indexes per chunk set, embeddings through
     the embedding cache); every arm is compared with the BM25 baseline as one family; the
-    front is over the headline metric, characters of context read and latency p95.
+    front is over the headline metric, characters of context read and latency p95. With
+    --executor ray each arm is a Ray task; the results are the local sweep's.
     """
-    plan = load_sweep(config_path)
+    flags = {"executor": executor, "ray_address": ray_address}
+    plan = load_sweep(config_path, sweep={k: v for k, v in flags.items() if v is not None})
     render = None
     if html:
         # Imported here: matplotlib loads only when a page is asked for.

@@ -25,7 +25,7 @@ from groundkit.cli.console._report import ProgressDisplay, make_console
 from groundkit.cli.run._describe import describe_option
 
 if TYPE_CHECKING:
-    from groundkit.cli.compare._report import load_checked_report
+    from groundkit.cli._checked import load_checked_report
     from groundkit.cli.evalset._render import (
         render_distribution,
         render_filter_result,
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from groundkit.judgments import Corpus, Judgment, load_judgments, resolve_judgments
     from groundkit.judgments.gold import judgments_text
 else:  # imported when the command runs, not for --help
-    load_checked_report = lazy("groundkit.cli.compare._report", "load_checked_report")
+    load_checked_report = lazy("groundkit.cli._checked", "load_checked_report")
     render_distribution = lazy("groundkit.cli.evalset._render", "render_distribution")
     render_filter_result = lazy("groundkit.cli.evalset._render", "render_filter_result")
     render_quality = lazy("groundkit.cli.evalset._render", "render_quality")

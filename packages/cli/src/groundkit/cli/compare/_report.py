@@ -13,8 +13,6 @@ stages, or a metric outside the headline ones — is a family of one, said so in
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,18 +21,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from groundkit.cli._checked import load_checked_report
 from groundkit.cli._errors import InputError
 from groundkit.cli.compare._items_command import ItemsCommand, items_command
 from groundkit.cli.console._fit import print_table
 from groundkit.cli.console._report import VERDICT_MARKS, format_delta, format_interval, format_value
 from groundkit.harness.analysis import (
-    comparison_problem,
     family_settings,
     report_ablation_family,
     report_family,
 )
-from groundkit.judgments import EvalReport, JudgmentError, load_report
-from groundkit.judgments.files import read_regular_bytes
+from groundkit.judgments import EvalReport
 from groundkit.judgments.report import BootstrapSettings
 from groundkit.stats import (
     AllPairsResult,
@@ -49,7 +46,6 @@ __all__ = [
     "ReportOutcome",
     "compare_report_all_pairs",
     "compare_report_stages",
-    "load_checked_report",
     "render_all_pairs",
     "render_report_outcome",
 ]
@@ -60,38 +56,6 @@ _SHOWN = 5
 def _names(values: list[str]) -> str:
     shown = ", ".join(values[:_SHOWN])
     return shown + (f", … and {len(values) - _SHOWN} more" if len(values) > _SHOWN else "")
-
-
-def load_checked_report(path: Path) -> EvalReport:
-    """Read a report every command can trust: valid, consistent, its verdicts reproduced.
-
-    A repeated stage name is named before the schema check does; after core's consistency
-    checks, every stored comparison is recomputed from the report's own per-query scores.
-
-    Raises:
-        InputError: A stage name is repeated (named), the file is not a valid report, or a
-            stored comparison is not what its scores give (stage, metric and field named).
-    """
-    try:
-        data = json.loads(read_regular_bytes(path).decode("utf-8"))  # never waits on a pipe
-    except (JudgmentError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        data = None  # load_report gives the precise one-line reason below
-    if isinstance(data, dict) and isinstance(data.get("stages"), list):
-        names = [s.get("name") for s in data["stages"] if isinstance(s, dict)]
-        repeated = sorted(
-            n for n, c in Counter(n for n in names if isinstance(n, str)).items() if c > 1
-        )
-        if repeated:
-            raise InputError(
-                f"{path}: stage name {repeated[0]!r} is used by "
-                f"{names.count(repeated[0])} stages; stage names must be unique "
-                "(rename one and re-run)"
-            )
-    report = load_report(path)
-    problem = comparison_problem(report)
-    if problem is not None:
-        raise InputError(f"{path}: {problem}; the report was edited or damaged (run it again)")
-    return report
 
 
 @dataclass(frozen=True, slots=True)

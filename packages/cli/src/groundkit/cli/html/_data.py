@@ -28,7 +28,7 @@ import numpy.typing as npt
 from groundkit.judgments import EvalReport, StageReport
 from groundkit.judgments.metrics import GoldItem, GoldTable, HitTable, overlaps, score_table
 from groundkit.judgments.report import GoldEvidence, QueryInfo, ReportHit
-from groundkit.stats import mean_interval
+from groundkit.stats import MeanInterval, mean_interval
 
 __all__ = [
     "BUDGET_GRID",
@@ -197,21 +197,38 @@ class CurveSet:
     budget: list[Curve]
 
 
-def _band(
-    stage: str, x: npt.NDArray[np.int64], values: FloatArray, level: float, seed: int
-) -> Curve:
-    """Each point's mean with its interval from the statistics engine."""
-    intervals = [
-        mean_interval(values[:, column], confidence_level=level, seed=seed)
-        for column in range(values.shape[1])
-    ]
-    return Curve(
-        stage=stage,
-        x=x,
-        mean=np.asarray([i.value for i in intervals], dtype=np.float64),
-        low=np.asarray([i.low for i in intervals], dtype=np.float64),
-        high=np.asarray([i.high for i in intervals], dtype=np.float64),
-    )
+class _Bands:
+    """Each point's interval from the statistics engine, asked once per distinct column.
+
+    Neighbouring points often hold the same scores (recall@40 ... recall@100 once a stage
+    finds no more gold, a budget that reads the same hits as a cutoff), and
+    :func:`mean_interval` is a function of the scores and the settings alone, so a column
+    seen before takes the interval already computed; the curves are the same numbers.
+    """
+
+    def __init__(self, level: float, seed: int) -> None:
+        self._level = level
+        self._seed = seed
+        self._seen: dict[bytes, MeanInterval] = {}
+
+    def _interval(self, column: FloatArray) -> MeanInterval:
+        key = column.tobytes()
+        interval = self._seen.get(key)
+        if interval is None:
+            interval = mean_interval(column, confidence_level=self._level, seed=self._seed)
+            self._seen[key] = interval
+        return interval
+
+    def curve(self, stage: str, x: npt.NDArray[np.int64], values: FloatArray) -> Curve:
+        """Each point's mean with its interval (one column of ``values`` per point)."""
+        intervals = [self._interval(values[:, column]) for column in range(values.shape[1])]
+        return Curve(
+            stage=stage,
+            x=x,
+            mean=np.asarray([i.value for i in intervals], dtype=np.float64),
+            low=np.asarray([i.low for i in intervals], dtype=np.float64),
+            high=np.asarray([i.high for i in intervals], dtype=np.float64),
+        )
 
 
 def recall_curves(
@@ -238,7 +255,7 @@ def recall_curves(
         return CurveSet([], [])
     gold = GoldTable.from_items(_gold_items(report))
     settings = report.run.bootstrap
-    level = settings.confidence_level
+    bands = _Bands(settings.confidence_level, settings.seed)
     ks = np.arange(1, max(1, min(max_rank, report.run.depth)) + 1, dtype=np.int64)
     grid = np.asarray(sorted({*budgets, *report.run.budgets}), dtype=np.int64)
     by_budget = not _document_level(report)
@@ -252,9 +269,9 @@ def recall_curves(
         values = score_table(
             gold, hits, names, min_overlap_fraction=report.run.min_overlap_fraction
         ).values
-        rank.append(_band(stage.name, ks, values[:, : len(ks)], level, settings.seed))
+        rank.append(bands.curve(stage.name, ks, values[:, : len(ks)]))
         if by_budget:
-            budget.append(_band(stage.name, grid, values[:, len(ks) :], level, settings.seed))
+            budget.append(bands.curve(stage.name, grid, values[:, len(ks) :]))
     return CurveSet(rank, budget)
 
 

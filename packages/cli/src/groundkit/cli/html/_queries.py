@@ -7,6 +7,7 @@ diagnosis of lost evidence.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -314,6 +315,7 @@ def _diagnosis_stage(
             '<p class="muted small">No estimate (not measurable for this stage): '
             f"{', '.join(unknown)}.</p>"
         )
+    idle_html += _rerun_hint(stage, fixes, diagnosis.k)
     summary = (
         f"{fmt_count(diagnosis.miss_count)} of {fmt_count(diagnosis.gold_count)} gold "
         f"{'documents' if diagnosis.level == 'document' else 'quotes'} "
@@ -322,6 +324,38 @@ def _diagnosis_stage(
     return (
         f"<h3>{stage_label(stage, style, baseline=baseline)}</h3><p>{summary}</p>"
         f"{buckets_table}{aside_html}{fixes_table}{idle_html}"
+    )
+
+
+def _rerun_hint(stage: str, fixes: Sequence[Fix], k: int) -> str:
+    """How to replace the chunk fixes' estimates with a re-run (the page renders no re-run)."""
+    from groundkit.diagnosis import BENCHMARK_FIGURES, CHUNK_FIXES  # with the diagnosis
+
+    estimated = [f.name for f in fixes if f.name in CHUNK_FIXES and not f.exact]
+    if not estimated:
+        return ""
+    record = {
+        (f.fix, f.mode): f"{f.inside} of {f.total}"
+        for f in BENCHMARK_FIGURES.figures
+        if f.mode in ("--no-rerun", "exact")
+    }
+    track = "; ".join(
+        f"{name}: estimate {record[(name, '--no-rerun')]}, re-run {record[(name, 'exact')]}"
+        for name in estimated
+        if (name, "--no-rerun") in record and (name, "exact") in record
+    )
+    command = f"grk eval diagnose REPORT --stage {shlex.quote(stage)} --k {k} --rerun"
+    return (
+        f'<p class="muted small">{esc(", ".join(estimated))}: estimated here from the recorded '
+        "rankings (this page runs nothing). "
+        + (
+            f"Predictions inside the measured gain's 95% interval in the diagnosis benchmark "
+            f"({esc(track)} collections). "
+            if track
+            else ""
+        )
+        + f"<code>{esc(command)}</code> runs the stage again with each chunker and shows "
+        "what applying them measures.</p>"
     )
 
 

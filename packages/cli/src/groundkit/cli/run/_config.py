@@ -46,6 +46,7 @@ class RunFlags:
     chunker: str | None = None
     tokenizer: str | None = None
     stages: Sequence[str] = ()
+    baseline: str | None = None
     retrievers: Sequence[str] = ()
     hybrids: Sequence[str] = ()
     commands: Sequence[str] = ()
@@ -102,6 +103,7 @@ def _top_level_flags(flags: RunFlags) -> dict[str, tuple[str, Any]]:
         ("executor", "--executor", flags.executor),
         ("chunker", "--chunker", flags.chunker),
         ("tokenizer", "--tokenizer", flags.tokenizer),
+        ("baseline", "--baseline", flags.baseline),
     ):
         if value is not None:
             given[key] = (f"{flag} {value}", str(value) if isinstance(value, Path) else value)

@@ -8,7 +8,7 @@ Stage specs (``--stage``, repeatable): ``[NAME=]KIND[:ARG][@CHUNKER]`` for any r
 (plugins included); what ``:ARG`` sets is the kind's
 :meth:`~groundkit.harness.RetrieverSettings.from_spec_argument`::
 
-    [NAME=]bm25[@CHUNKER]            lexical BM25 (the baseline must be named bm25)
+    [NAME=]bm25[@CHUNKER]            lexical BM25 (the name bm25 is kept for a BM25 stage)
     [NAME=]dense[:MODEL][@CHUNKER]   dense retrieval (needs the dense extra)
     [NAME=]hybrid:A+B[+C...]         reciprocal-rank fusion of stages A, B... given earlier
     [NAME=]rerank:STAGE:MODEL        STAGE's top hits re-ordered by a cross-encoder

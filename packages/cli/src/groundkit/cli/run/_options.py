@@ -88,11 +88,12 @@ input_options: Decorator = option_group(
 
 @dataclass(frozen=True)
 class StageOptions:
-    """The stages the flags add, their default chunker and the run's tokenizer."""
+    """The stages the flags add, the baseline, their default chunker and the run's tokenizer."""
 
     chunker: str | None
     tokenizer: str | None
     stages: tuple[str, ...]
+    baseline: str | None
     retrievers: tuple[str, ...]
     hybrids: tuple[str, ...]
     commands: tuple[str, ...]
@@ -128,6 +129,13 @@ stage_options: Decorator = option_group(
         "callable:TARGET, langchain:TARGET, llamaindex:TARGET, haystack:TARGET (TARGET = "
         "package.module:name or file.py:name), or a plugin's kind; its own chunker after @, "
         "e.g. --stage small=bm25@chars:400:50. Repeatable.",
+    ),
+    click.option(
+        "--baseline",
+        metavar="STAGE",
+        default=None,
+        help="The stage every other stage is compared with, run first; another than bm25 "
+        "leaves the BM25 baseline out  [default: bm25, added when no stage has that name].",
     ),
     click.option(
         "--retriever",
@@ -383,6 +391,7 @@ def run_flags(
         chunker=stages.chunker,
         tokenizer=stages.tokenizer,
         stages=stages.stages,
+        baseline=stages.baseline,
         retrievers=stages.retrievers,
         hybrids=stages.hybrids,
         commands=stages.commands,

@@ -36,7 +36,6 @@ from groundkit.harness.run import items_text
 from groundkit.harness.run._record import collector_relaxed
 from groundkit.judgments import EvalReport
 from groundkit.judgments.report import NoteCode, anchor_inputs, checked_report_json
-from groundkit.stats import family_text, limit_text, unpaired_limit_text
 
 __all__ = [
     "DEFAULT_REPORT",
@@ -103,26 +102,13 @@ def detection_limit_text(report: EvalReport) -> str | None:
     """One sentence: the smallest difference the set can tell from noise, paired and unpaired."""
     if not report.queries:
         return None
-    limits = detection_limits(report)
-    text = (
-        f"with {limits.query_count} answerable queries, differences under "
-        f"{unpaired_limit_text(limits.unpaired)} cannot be told from noise "
-        f"({round(limits.power * 100)}% power, alpha {limits.alpha:g})"
-    )
     metric = report.run.bootstrap.primary_metric or (
         report.run.headline_metrics[0] if report.run.headline_metrics else None
     )
-    paired = [
-        f"{stage} {limit_text(floors[metric])}"
-        for stage, floors in limits.paired.items()
-        if metric is not None and metric in floors
-    ]
-    if paired:
-        family = family_text(limits.adjustment, limits.family_size)
-        text += f"; paired, against {report.baseline.name} on {metric} ({family}): " + ", ".join(
-            paired
-        )
-    return text
+    limits = detection_limits(report)
+    if metric is None:
+        limits = limits.model_copy(update={"paired": {}})
+    return limits.text(baseline=report.baseline.name, metric=metric)
 
 
 @dataclass(frozen=True)

@@ -295,7 +295,8 @@ def _adjudicated_comparisons(
     results = report_family(shadow)
     found: dict[str, list[StageComparison]] = {}
     for result, holm in zip(results, holm_by_member(results), strict=True):
-        found.setdefault(result.label or "", []).append(stage_comparison(result, holm))
+        comparison = stage_comparison(result, holm, baseline=report.baseline.name)
+        found.setdefault(result.label or "", []).append(comparison)
     return found
 
 

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from groundkit.harness.analysis._stats import report_family
-from groundkit.harness.run._config import EvalSettings
 from groundkit.judgments import EvalReport, ResolvedJudgment, StageReport, Unresolved
-from groundkit.judgments.report import NoteCode, NoteLevel, ReportNote
+from groundkit.judgments.report import BootstrapSettings, NoteCode, NoteLevel, ReportNote
 from groundkit.stats import (
     family_text,
     limit_text,
     minimum_detectable_difference,
     unpaired_limit_text,
 )
+
+if TYPE_CHECKING:
+    from groundkit.harness.run._config import EvalSettings
 
 __all__ = ["DetectionLimits", "build_notes", "detection_limits"]
 
@@ -45,6 +47,39 @@ class DetectionLimits(BaseModel):
     adjustment: str = "holm"
     family_size: int = 1
 
+    def text(self, *, baseline: str, metric: str | None = None) -> str:
+        """The one sentence every surface prints: the set's floor, then the paired limits.
+
+        Args:
+            baseline: The stage the paired limits compare with.
+            metric: Only this metric's paired limits (None: every metric's, each named).
+
+        Returns:
+            The sentence, without a final full stop.
+        """
+        text = (
+            f"with {self.query_count} answerable queries, differences under "
+            f"{unpaired_limit_text(self.unpaired)} cannot be told from noise "
+            f"({round(self.power * 100)}% power, two-sided alpha {self.alpha:g})"
+        )
+        rows = [
+            (stage, name, limit)
+            for stage, floors in self.paired.items()
+            for name, limit in floors.items()
+            if metric is None or name == metric
+        ]
+        if not rows:
+            return text
+        family = family_text(self.adjustment, self.family_size)
+        where = f"against {baseline}" + ("" if metric is None else f" on {metric}")
+        listed = (
+            f"{stage} {limit_text(limit)}"
+            if metric is not None
+            else f"{stage} on {name} {limit_text(limit)}"
+            for stage, name, limit in rows
+        )
+        return f"{text}; paired, {where} ({family}): " + ", ".join(listed)
+
 
 def _stored_or_recomputed(report: EvalReport) -> list[tuple[str, str, float | None, int | None]]:
     """(stage, metric, limit, family size) per decision comparison of the report.
@@ -60,6 +95,10 @@ def _stored_or_recomputed(report: EvalReport) -> list[tuple[str, str, float | No
     ]
     if stored or not any(s.comparisons for s in report.stages):
         return stored
+    # Only reports older than schema 1.1 get here: the engine (and the run's settings model
+    # it reads) is imported for them alone, so reading a report's limits stays light.
+    from groundkit.harness.analysis._stats import report_family
+
     return [
         (r.label or "", r.metric or "", r.detection_limit, r.family_size)
         for r in report_family(report)
@@ -77,12 +116,19 @@ def detection_limits(report: EvalReport) -> DetectionLimits:
         The unpaired floor for the set's size and, per stage and headline metric, the
         comparison's detection limit.
     """
-    settings = report.run.bootstrap
+    return _limits(report.answerable_count, report.run.bootstrap, _stored_or_recomputed(report))
+
+
+def _limits(
+    count: int,
+    settings: BootstrapSettings,
+    rows: Sequence[tuple[str, str, float | None, int | None]],
+) -> DetectionLimits:
+    """The limits from the set's size and each decision's (stage, metric, limit, family)."""
     alpha = 1.0 - settings.confidence_level
-    count = report.answerable_count
     paired: dict[str, dict[str, float | None]] = {}
     sizes = {1}
-    for stage, metric, limit, size in _stored_or_recomputed(report):
+    for stage, metric, limit, size in rows:
         paired.setdefault(stage, {})[metric] = limit
         sizes.add(size or 1)
     return DetectionLimits(
@@ -208,26 +254,11 @@ def _stage_notes(settings: EvalSettings, stages: Sequence[StageReport]) -> list[
 
 
 def _detection_note(settings: EvalSettings, count: int, stages: Sequence[StageReport]) -> str:
-    boot = settings.bootstrap
-    alpha = 1.0 - boot.confidence_level
-    floor = minimum_detectable_difference(max(count, 1), power=boot.power, alpha=alpha)
-    text = (
-        f"Detection limit: with {count} answerable queries, a difference under "
-        f"{unpaired_limit_text(floor)} cannot be told from noise "
-        f"({round(100 * boot.power)}% power, two-sided alpha {alpha:g})"
-    )
-    details = []
-    size = 1
-    for stage in stages:
-        for c in stage.comparisons:
-            if c.role != "decision":
-                continue
-            size = max(size, c.family_size or 1)
-            details.append(f"{stage.name} on {c.metric}: {limit_text(c.detection_limit)}")
-    if details:
-        text += (
-            f"; paired detection limits ({family_text(boot.multiplicity, size)}), the true "
-            f"difference each comparison detects with {round(100 * boot.power)}% power: "
-            + ", ".join(details)
-        )
-    return text
+    rows = [
+        (s.name, c.metric, c.detection_limit, c.family_size)
+        for s in stages
+        for c in s.comparisons
+        if c.role == "decision"
+    ]
+    limits = _limits(count, settings.bootstrap, rows)
+    return "Detection limit: " + limits.text(baseline=stages[0].name if stages else "")

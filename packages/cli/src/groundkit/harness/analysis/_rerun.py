@@ -6,8 +6,8 @@ with the variant (:func:`groundkit.diagnosis.chunk_variant`, one rule for every 
 run the same stage again. The diagnosis then re-scores the re-run's hits with the report's
 gold and overlap rule, so the "expected" gain of a chunk fix is what applying it measures.
 
-Only the diagnosed stage runs again (and the BM25 baseline when the diagnosed stage is not
-a BM25 stage: every run has it). The inputs must be the ones the report was run on: a changed
+Only the diagnosed stage runs again: it is the re-run's baseline, so no BM25 baseline is
+added beside it. The inputs must be the ones the report was run on: a changed
 corpus or judgments file is refused, since the re-run would not replay the same stage.
 """
 
@@ -25,7 +25,6 @@ from groundkit.diagnosis import (
     chunker_text,
 )
 from groundkit.harness._errors import HarnessError
-from groundkit.harness.run._config import BASELINE_STAGE
 from groundkit.harness.run._context import ProgressCallback, SharedWork
 from groundkit.harness.run._pipeline import evaluate_loaded, load_run_inputs
 from groundkit.harness.run._reproduce import (
@@ -40,7 +39,10 @@ __all__ = ["rerun_chunk_fixes"]
 
 
 def _stage_only(report: EvalReport, name: str) -> EvalReport:
-    """The report with a recorded configuration of the one stage (others are not re-run)."""
+    """The report with a recorded configuration of the one stage, its own baseline.
+
+    The other stages are not re-run, the BM25 baseline included.
+    """
     raw: dict[str, Any] = dict(report.run.config)
     stages = [s for s in raw.get("stages", []) if isinstance(s, dict) and s.get("name") == name]
     if not stages:
@@ -48,6 +50,7 @@ def _stage_only(report: EvalReport, name: str) -> EvalReport:
             f"the report records no configuration for stage {name!r}: it cannot be re-run"
         )
     raw["stages"] = stages
+    raw["baseline"] = name
     raw["ablation"] = None
     return report.model_copy(update={"run": report.run.model_copy(update={"config": raw})})
 
@@ -114,16 +117,14 @@ def rerun_chunk_fixes(
     if mismatches:
         raise ReproductionRefusedError(mismatches, path=source)
     shared = SharedWork()
-    # A BM25 stage takes the baseline's place (every run has one); other kinds keep their name.
-    name = BASELINE_STAGE if target.kind == "bm25" else stage
     raw = config.model_dump(mode="json")
     before = chunker_text(target.chunker)
     reruns: list[RerunStage] = []
     for fix, variant in chosen:
-        stage_raw = {**raw["stages"][-1], "name": name, "chunker": variant.model_dump()}
+        stage_raw = {**raw["stages"][0], "chunker": variant.model_dump()}
         changed = config.model_validate({**raw, "stages": [stage_raw]})
         rerun = evaluate_loaded(changed, loaded, judgment_list, progress=progress, shared=shared)
-        result = rerun.stage(name)
+        result = rerun.stage(stage)
         if result.error is not None:
             raise HarnessError(
                 f"stage {stage!r} re-run with chunks {chunker_text(variant)} failed: "

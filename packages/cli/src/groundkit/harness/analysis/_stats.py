@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from groundkit.harness.run._config import BASELINE_STAGE, EvalSettings
-from groundkit.harness.run._results import rebuilt
 from groundkit.judgments import EvalReport, StageReport
 from groundkit.judgments.report import BootstrapSettings, MetricAggregate, StageComparison
 from groundkit.stats import (
@@ -34,6 +33,9 @@ from groundkit.stats import (
     holm_adjust,
     mean_interval,
 )
+
+if TYPE_CHECKING:  # the run's settings model: only a run compares stages, not a reader
+    from groundkit.harness.run._config import EvalSettings
 
 __all__ = [
     "ablation_family",
@@ -85,6 +87,7 @@ def family_settings(bootstrap: BootstrapSettings) -> FamilySettings:
 
 def _members(
     columns: Mapping[str, Mapping[str, Mapping[str, float]]],
+    baseline: str,
     candidates: Sequence[str],
     headline: Sequence[str],
     primary: str | None,
@@ -92,7 +95,7 @@ def _members(
     """One member per candidate stage × headline metric: ``columns[stage][metric]``."""
     return [
         PairedScores(
-            columns[BASELINE_STAGE][metric],
+            columns[baseline][metric],
             columns[name][metric],
             metric=metric,
             label=name,
@@ -107,13 +110,13 @@ def stage_comparison(
     result: ItemComparison,
     holm: float,
     *,
-    baseline: str = BASELINE_STAGE,
+    baseline: str,
     candidate: str | None = None,
 ) -> StageComparison:
     """The report's record of one engine comparison (``holm``: its Holm-adjusted p-value).
 
-    ``baseline`` and ``candidate`` name the two sides (default: the baseline stage and the
-    member's label).
+    ``baseline`` and ``candidate`` name the two sides (``candidate`` by default: the member's
+    label).
     """
     three_way = result.verdict if result.verdict in ("better", "worse") else "inconclusive"
     return StageComparison(
@@ -166,11 +169,12 @@ def holm_by_member(results: Sequence[ItemComparison]) -> list[float]:
 
 def _family(
     columns: Mapping[str, Mapping[str, Mapping[str, float]]],
+    baseline: str,
     candidates: Sequence[str],
     headline: Sequence[str],
     bootstrap: BootstrapSettings,
 ) -> list[ItemComparison]:
-    members = _members(columns, candidates, headline, bootstrap.primary_metric)
+    members = _members(columns, baseline, candidates, headline, bootstrap.primary_metric)
     if not members:
         return []
     return compare_family(members, family_settings(bootstrap))
@@ -178,22 +182,23 @@ def _family(
 
 def compare_with_baseline(
     columns: Mapping[str, Mapping[str, Mapping[str, float]]],
+    baseline: str,
     candidates: Sequence[str],
     headline: Sequence[str],
     bootstrap: BootstrapSettings,
 ) -> dict[str, list[StageComparison]]:
     """Each candidate against the baseline on each headline metric, as one family.
 
-    ``columns[name][metric]`` maps query id to score; ``columns[BASELINE_STAGE]`` is the
-    baseline. The rule of a report's stage comparisons, also applied to a sweep's arms.
+    ``columns[name][metric]`` maps query id to score; ``columns[baseline]`` is the baseline.
+    The rule of a report's stage comparisons, also applied to a sweep's arms.
 
     Returns:
         Each candidate's comparisons, in headline order.
     """
-    results = _family(columns, candidates, headline, bootstrap)
+    results = _family(columns, baseline, candidates, headline, bootstrap)
     found: dict[str, list[StageComparison]] = {name: [] for name in candidates}
     for result, holm in zip(results, holm_by_member(results), strict=True):
-        found[result.label or ""].append(stage_comparison(result, holm))
+        found[result.label or ""].append(stage_comparison(result, holm, baseline=baseline))
     return found
 
 
@@ -209,20 +214,23 @@ def compare_stages(
     Returns:
         The stages with their ``comparisons`` filled in.
     """
-    if BASELINE_STAGE not in values:
+    baseline = settings.baseline
+    if baseline not in values:
         return list(stages)
-    candidates = [s.name for s in stages if s.name != BASELINE_STAGE and s.name in values]
+    candidates = [s.name for s in stages if s.name != baseline and s.name in values]
     index = {name: i for i, name in enumerate(metrics)}
     columns = {
         name: {
             metric: dict(zip(query_ids, values[name][:, index[metric]].tolist(), strict=True))
             for metric in settings.headline_metrics
         }
-        for name in [BASELINE_STAGE, *candidates]
+        for name in [baseline, *candidates]
     }
     found = compare_with_baseline(
-        columns, candidates, settings.headline_metrics, settings.bootstrap
+        columns, baseline, candidates, settings.headline_metrics, settings.bootstrap
     )
+    from groundkit.harness.run._results import rebuilt  # a run's module: imported by a run
+
     return [rebuilt(s, comparisons=found[s.name]) if s.name in found else s for s in stages]
 
 
@@ -261,7 +269,7 @@ def _report_family(report: EvalReport) -> list[ItemComparison]:
         for scores in [{r.query_id: r.scores for r in stage.queries}]
     }
     candidates = [s.name for s in ran if not s.baseline]
-    return _family(columns, candidates, headline, report.run.bootstrap)
+    return _family(columns, report.baseline.name, candidates, headline, report.run.bootstrap)
 
 
 AblationPair = tuple[str, str]

@@ -42,7 +42,7 @@ def comparison_problem(report: EvalReport) -> str | None:
         return None
     results = report_family(report)
     fresh = {
-        (result.label, result.metric): stage_comparison(result, holm)
+        (result.label, result.metric): stage_comparison(result, holm, baseline=report.baseline.name)
         for result, holm in zip(results, holm_by_member(results), strict=True)
     }
     for stage in report.stages:

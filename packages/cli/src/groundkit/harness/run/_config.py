@@ -10,6 +10,7 @@ settings are checked like a built-in's. Reading a TOML file:
 from __future__ import annotations
 
 import re
+import weakref
 from pathlib import Path
 from typing import Any, Literal
 
@@ -87,6 +88,7 @@ __all__ = [
     "RetrieverConfig",
     "RunConfig",
     "StageConfig",
+    "added_baseline",
     "canonical_json",
     "check_stage_name",
     "default_chunker",
@@ -95,7 +97,7 @@ __all__ = [
 ]
 
 BASELINE_STAGE = "bm25"
-"""Name of the baseline stage, always stage zero."""
+"""Name of the default baseline stage (a BM25 stage, added when the config defines none)."""
 
 DEFAULT_CUTOFFS: tuple[int, ...] = (1, 3, 5, 10, 20, 100)
 DEFAULT_BUDGETS: tuple[int, ...] = (1000, 2000, 4000)
@@ -223,19 +225,34 @@ class StageConfig(BaseModel):
         return retriever_kind(self.retriever.kind).chunked
 
 
+# The BM25 baselines the default added (by identity: an equal stage a config defined is not).
+_ADDED: weakref.WeakValueDictionary[int, StageConfig] = weakref.WeakValueDictionary()
+
+
+def added_baseline(stage: StageConfig) -> bool:
+    """Whether ``stage`` is the BM25 baseline that validation added, not a stage the user gave."""
+    return _ADDED.get(id(stage)) is stage
+
+
 _DOCUMENT_KINDS = frozenset({"recall", "hit", "precision", "ndcg", "mrr", "map", "rprec"})
 
 
 class EvalSettings(BaseModel):
     """How to evaluate: the stages and every scoring setting (everything but the input files).
 
-    The BM25 baseline is always the first stage and is called ``bm25``: it is added with the
-    run's chunker when the config does not define it, and moved first when it does. After
-    validation every bm25/dense stage has an explicit chunker, and ``chunker`` and
-    ``headline_metrics`` hold the values in force (defaults filled in).
+    The baseline is the stage every other stage is compared with; it always runs first. By
+    default it is the BM25 stage ``bm25``: added with the run's chunker when the config does
+    not define it, and moved first when it does. ``baseline`` names another stage instead:
+    that stage of ``stages`` is moved first and no BM25 stage is added. After validation every
+    bm25/dense stage has an explicit chunker, and ``chunker`` and ``headline_metrics`` hold
+    the values in force (defaults filled in).
 
     Attributes:
         stages: The stages (baseline first).
+        baseline: Name of the baseline stage (default ``bm25``: the BM25 baseline, added when
+            not defined). Any other name must be a stage of ``stages`` that reads no other
+            stage (a hybrid or rerank stage cannot run first); it is moved first and no BM25
+            stage is added.
         level: ``chunk`` scores quote-anchored spans; ``document`` collapses hits to documents
             and scores with trec_eval semantics.
         depth: Hits retrieved and recorded per query and stage.
@@ -267,6 +284,7 @@ class EvalSettings(BaseModel):
 
     model_config = _FROZEN
     stages: list[StageConfig] = Field(default_factory=list)
+    baseline: str = BASELINE_STAGE
     level: Literal["chunk", "document"] = "chunk"
     depth: WholeNumber = Field(default=DEFAULT_DEPTH, gt=0, le=MAX_DEPTH)
     cutoffs: list[WholeNumber] = Field(default_factory=lambda: list(DEFAULT_CUTOFFS))
@@ -283,12 +301,20 @@ class EvalSettings(BaseModel):
 
     @model_serializer(mode="wrap")
     def _words_unchanged(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # The default tokenizer dumps as settings did before tokenizers: old configs, the
-        # reports recording them and every key built on them stay the same.
+        # The default tokenizer and baseline dump as settings did before either existed: old
+        # configs, the reports recording them and every key built on them stay the same.
         data = handler(self)
-        if isinstance(data, dict) and data.get("tokenizer") == "words":
-            data.pop("tokenizer", None)
+        if isinstance(data, dict):
+            if data.get("tokenizer") == "words":
+                data.pop("tokenizer", None)
+            if data.get("baseline") == BASELINE_STAGE:
+                data.pop("baseline", None)
         return data
+
+    @field_validator("baseline")
+    @classmethod
+    def _baseline_name(cls, value: str) -> str:
+        return check_stage_name(value)
 
     @field_validator("tokenizer")
     @classmethod
@@ -363,12 +389,8 @@ class EvalSettings(BaseModel):
             else stage
             for stage in self.stages
         ]
-        baseline = [s for s in stages if s.name == BASELINE_STAGE]
-        if not baseline:
-            baseline = [
-                StageConfig(name=BASELINE_STAGE, retriever=Bm25Retriever(), chunker=chunker)
-            ]
-        ordered = baseline + [s for s in stages if s.name != BASELINE_STAGE]
+        ordered = [self._baseline_stage(stages, chunker)]
+        ordered += [s for s in stages if s.name != self.baseline]
         seen: set[str] = set()
         for stage in ordered:
             unknown = [n for n in stage.retriever.upstream_stages() if n not in seen]
@@ -415,6 +437,28 @@ class EvalSettings(BaseModel):
                     "(hybrid, rerank)"
                 )
         return self
+
+    def _baseline_stage(self, stages: list[StageConfig], chunker: ChunkerConfig) -> StageConfig:
+        """The stage that goes first: ``baseline`` of ``stages`` (the BM25 default is added)."""
+        found = next((s for s in stages if s.name == self.baseline), None)
+        if self.baseline == BASELINE_STAGE:
+            if found is None:
+                found = StageConfig(name=BASELINE_STAGE, retriever=Bm25Retriever(), chunker=chunker)
+                _ADDED[id(found)] = found
+            return found
+        if found is None:
+            known = ", ".join(s.name for s in stages)
+            raise ValueError(
+                f"baseline: {self.baseline!r} is not a stage "
+                + (f"(stages: {known})" if known else "(no stage is defined)")
+            )
+        reads = found.retriever.upstream_stages()
+        if reads:
+            raise ValueError(
+                f"baseline: stage {self.baseline!r} reads {' and '.join(map(repr, reads))}, so "
+                "it cannot run first; name a stage that reads no other stage"
+            )
+        return found
 
     def _check_metric(self, name: str) -> None:
         try:

@@ -162,7 +162,9 @@ class RunContext:
         upstream = [earlier.get(name) for name in stage.retriever.upstream_stages()]
         if stage.retriever.kind not in _REUSABLE_KINDS or any(u is None for u in upstream):
             return None
-        settings = self.settings.model_dump(mode="json", exclude={"stages", "embedding_cache_dir"})
+        # Which stage is the baseline moves no stage's results: not part of the key.
+        unused = {"stages", "embedding_cache_dir", "baseline"}
+        settings = self.settings.model_dump(mode="json", exclude=unused)
         config = stage.model_dump(mode="json")
         config.pop("name", None)
         record = {

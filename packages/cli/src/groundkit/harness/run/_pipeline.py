@@ -22,7 +22,7 @@ from groundkit.harness.analysis._notes import build_notes
 from groundkit.harness.analysis._stats import aggregate, compare_stages
 from groundkit.harness.retrievers._builtin import CallableRetriever
 from groundkit.harness.retrievers._registry import RetrieverSettings
-from groundkit.harness.run._config import BASELINE_STAGE, EvalSettings, RunConfig, StageConfig
+from groundkit.harness.run._config import EvalSettings, RunConfig, StageConfig, added_baseline
 from groundkit.harness.run._context import ProgressCallback, RunContext, SharedWork, StageOutcome
 from groundkit.harness.run._gold import gold_structures, query_infos
 from groundkit.harness.run._ranking import RankedRun
@@ -90,13 +90,19 @@ def _stage_list(stages: StagesArgument) -> list[StageConfig]:
     return list(stages)
 
 
-def _with_stages(settings: EvalSettings, stages: StagesArgument | None) -> EvalSettings:
-    if stages is None:
+def _with_stages(
+    settings: EvalSettings, stages: StagesArgument | None, baseline: str | None
+) -> EvalSettings:
+    if stages is None and (baseline is None or baseline == settings.baseline):
         return settings
-    given = _stage_list(stages)
+    given = _stage_list(stages) if stages is not None else []
     names = {stage.name for stage in given}
     kept = [s for s in settings.stages if s.name not in names]
     data = {name: getattr(settings, name) for name in EvalSettings.model_fields}
+    if baseline is not None:
+        # Another baseline: the BM25 stage the default added is not run (one defined is).
+        kept = [s for s in kept if not added_baseline(s)]
+        data["baseline"] = baseline
     data["stages"] = kept + given
     return EvalSettings.model_validate(data)
 
@@ -192,7 +198,8 @@ class _Scorer:
             ctx.report(f"{stage.name}: score", 1, 1)
         measured, names = measured_columns(self.values.get(stage.name), self.metrics)
         aggregates = aggregate(measured, names, ctx.settings.bootstrap)
-        return stage_report(outcome, results, aggregates)
+        baseline = stage.name == ctx.settings.baseline
+        return stage_report(outcome, results, aggregates, baseline=baseline)
 
 
 def _run_stages(
@@ -212,7 +219,7 @@ def _run_stages(
             outcome, report, values = reused
             outcomes[stage.name] = dataclasses.replace(outcome, config=stage)
             scorer.values[stage.name] = values
-            renamed = {"name": stage.name, "baseline": stage.name == BASELINE_STAGE}
+            renamed = {"name": stage.name, "baseline": stage.name == ctx.settings.baseline}
             reports.append(rebuilt(report, **renamed))
             ctx.shared.count("stages_reused")
             continue
@@ -361,6 +368,7 @@ def evaluate(  # noqa: PLR0913
     settings: EvalSettings | None = None,
     *,
     stages: StagesArgument | None = None,
+    baseline: str | None = None,
     progress: ProgressCallback | None = None,
     command: Sequence[str] | None = None,
     config_record: Mapping[str, Any] | None = None,
@@ -370,7 +378,7 @@ def evaluate(  # noqa: PLR0913
 ) -> EvalReport:
     """Evaluate every stage on a corpus and judgments already in memory.
 
-    Stages run in order (the BM25 baseline first), each through the retriever registry. A
+    Stages run in order (the baseline first), each through the retriever registry. A
     stage that fails (:class:`StageFailed`: a command that exits non-zero, times out or writes
     nothing, a retriever that raises or returns hits that cannot be read, a hybrid of a failed
     stage) is kept in the report with its ``error`` and no results; the other stages go on.
@@ -383,6 +391,9 @@ def evaluate(  # noqa: PLR0913
         settings: Stages and scoring settings (default: the BM25 baseline alone).
         stages: More stages, ``{name: retriever}`` (a live function is a retriever, see
             :data:`StagesArgument`) or stage configs; they replace stages of the same name.
+        baseline: The stage every other stage is compared with, one of the stages (default:
+            ``settings.baseline``); naming one leaves out the BM25 baseline the default
+            added (see :attr:`EvalSettings.baseline`).
         progress: Optional ``(phase, done, total)`` callback, see :data:`ProgressCallback`.
         command: The command line to record in the report.
         config_record: The configuration to record (default: ``settings`` as JSON).
@@ -400,7 +411,7 @@ def evaluate(  # noqa: PLR0913
         HarnessError: Invalid input.
         StageFailed: Only with ``stop_on_failure``.
     """
-    settings = _with_stages(settings if settings is not None else EvalSettings(), stages)
+    settings = _with_stages(settings if settings is not None else EvalSettings(), stages, baseline)
     loaded = corpus if isinstance(corpus, Corpus) else Corpus.from_texts(corpus)
     options = _RunOptions(progress, command, stop_on_failure, failures, shared)
     return _evaluate(loaded, list(judgments), settings, RunRecord(config=config_record), options)

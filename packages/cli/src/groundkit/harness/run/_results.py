@@ -11,7 +11,6 @@ from pydantic import BaseModel
 
 from groundkit.harness.analysis._duplicates import DuplicateFinder
 from groundkit.harness.analysis._evidence import QuoteGold, trace_run
-from groundkit.harness.run._config import BASELINE_STAGE
 from groundkit.harness.run._context import RunContext, StageOutcome
 from groundkit.harness.run._ranking import RankedRun
 from groundkit.judgments import QueryResult, StageReport
@@ -98,13 +97,15 @@ def stage_report(
     outcome: StageOutcome,
     results: list[QueryResult],
     aggregates: dict[str, MetricAggregate],
+    *,
+    baseline: bool,
 ) -> StageReport:
     """The report entry of a stage (comparisons are added later, across stages)."""
     stage = outcome.config
     return StageReport(
         name=stage.name,
         kind=stage.retriever.kind,
-        baseline=stage.name == BASELINE_STAGE,
+        baseline=baseline,
         retriever=RetrieverRecord.from_settings(stage.retriever, **outcome.retriever_info),
         chunker=stage.chunker,  # recorded in full (every field), as 2.0 wrote it
         encoder_max_tokens=outcome.encoder_max_tokens,

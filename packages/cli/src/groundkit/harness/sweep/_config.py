@@ -9,7 +9,7 @@ arm; an arm adds its own stages, the last one (named after the arm) being its ca
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -194,6 +194,11 @@ class SweepSettings(BaseModel):
             latencies are noisy, and noise alone keeps points on a front).
         bm25: BM25 settings of the arms' BM25 stages.
         dense: Dense settings of the arms' dense stages (model, batch size...).
+        executor: Where the arms run: ``local`` (one after another in this process, sharing
+            chunks and indexes) or ``ray`` (one Ray task per arm, sharing the embedding
+            cache; the ``ray`` extra). The results are the same.
+        ray_address: The Ray cluster of the ``ray`` executor (``None``: ``RAY_ADDRESS``
+            when set, else a Ray instance already started in this process, else a local one).
     """
 
     model_config = _FROZEN
@@ -207,6 +212,8 @@ class SweepSettings(BaseModel):
     )
     bm25: dict[str, Any] = Field(default_factory=dict)
     dense: dict[str, Any] = Field(default_factory=dict)
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _grid_or_arms(self) -> SweepSettings:
@@ -248,6 +255,8 @@ class SweepPlan:
     context_k: int
     front: tuple[FrontAxis, ...] = FRONT_AXES
     source: Path | None = None
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
 
     @property
     def base(self) -> RunConfig:
@@ -362,6 +371,9 @@ def _arm(
 
 
 def _base(data: dict[str, Any], source: Path | None) -> dict[str, Any]:
+    if data.get("baseline", BASELINE_STAGE) != BASELINE_STAGE:
+        message = f"a sweep compares every arm with the {BASELINE_STAGE} baseline; remove the key"
+        raise ConfigError([ConfigProblem(("baseline",), message)], path=source)
     stages = data.get("stages", [])
     if not isinstance(stages, list) or any(
         not isinstance(s, dict) or s.get("name") != BASELINE_STAGE for s in stages
@@ -411,18 +423,32 @@ def expand_sweep(data: dict[str, Any], *, source: Path | None = None) -> SweepPl
         raise ConfigError([ConfigProblem(("sweep", "metric"), message)], path=source)
     front = tuple(axis for axis in FRONT_AXES if axis in settings.front)
     return SweepPlan(
-        arms=arms, metric=metric, context_k=settings.context_k, front=front, source=source
+        arms=arms,
+        metric=metric,
+        context_k=settings.context_k,
+        front=front,
+        source=source,
+        executor=settings.executor,
+        ray_address=settings.ray_address,
     )
 
 
-def load_sweep(path: str | Path) -> SweepPlan:
+def load_sweep(path: str | Path, *, sweep: Mapping[str, Any] | None = None) -> SweepPlan:
     """Read and expand a sweep file (TOML).
+
+    Args:
+        path: The sweep file.
+        sweep: Keys of the ``[sweep]`` table given elsewhere (command-line flags); they
+            replace the file's and are validated with them, once.
 
     Raises:
         HarnessError: Unreadable file or invalid TOML (naming the file and the line).
         ConfigError: An invalid key (naming the file and the key).
     """
-    return expand_sweep(read_config_file(path), source=Path(path))
+    data = read_config_file(path)
+    if sweep and isinstance(data.get("sweep"), dict):
+        data = {**data, "sweep": {**data["sweep"], **sweep}}
+    return expand_sweep(data, source=Path(path))
 
 
 def arm_names(arms: Sequence[SweepArm]) -> list[str]:

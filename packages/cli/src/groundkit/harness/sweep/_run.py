@@ -203,6 +203,9 @@ def _arm_reports(
             eta = clock.eta(to_run - clock.ran)
             progress(SweepEvent(arm, status, clock.done, clock.total, seconds=seconds, eta=eta))
 
+    if plan.executor == "ray":
+        yield from _ray_reports(plan, folder, inputs, shared, earlier, clock, tell)
+        return
     for arm in plan.arms:
         report = earlier[arm.name]
         if report is not None:
@@ -223,6 +226,44 @@ def _arm_reports(
         failed = any(s.error is not None for s in report.stages)
         tell(arm.name, "failed" if failed else "done", seconds=round(seconds, 6))
         yield arm, report, False, seconds
+
+
+def _ray_reports(
+    plan: SweepPlan,
+    folder: Path,
+    inputs: tuple[Corpus, list[Judgment]],
+    shared: SharedWork,
+    earlier: Mapping[str, EvalReport | None],
+    clock: _Clock,
+    tell: Callable[..., None],
+) -> Iterator[tuple[SweepArm, EvalReport, bool, float | None]]:
+    """The arms as Ray tasks (each written as it ends), yielded in the sweep file's order."""
+    from groundkit.harness.sweep._ray import ray_arm_reports  # Ray only when asked for
+
+    for arm in plan.arms:
+        if earlier[arm.name] is not None:
+            clock.done += 1
+            tell(arm.name, "skipped")
+    pending = [arm for arm in plan.arms if earlier[arm.name] is None]
+    ran: dict[str, tuple[EvalReport, float]] = {}
+    results = ray_arm_reports(
+        pending, inputs, address=plan.ray_address, started=lambda a: tell(a.name, "running")
+    )
+    for arm, report, seconds, counts in results:
+        _write_arm(report, folder, arm.name)
+        for what, amount in counts.items():
+            shared.count(what, amount)
+        clock.done, clock.ran = clock.done + 1, clock.ran + 1
+        clock.seconds += seconds
+        failed = any(s.error is not None for s in report.stages)
+        tell(arm.name, "failed" if failed else "done", seconds=round(seconds, 6))
+        ran[arm.name] = (report, seconds)
+    for arm in plan.arms:
+        resumed = earlier[arm.name]
+        if resumed is not None:
+            yield arm, resumed, True, None
+        else:
+            yield arm, ran[arm.name][0], False, ran[arm.name][1]
 
 
 def run_sweep(

@@ -243,7 +243,9 @@ def compared_points(
     candidates = [p.name for p in usable if not p.same_as_baseline]
     for name in candidates:
         columns[name] = _columns(reports[name], name, headline)
-    found = compare_with_baseline(columns, candidates, headline, first.run.bootstrap)
+    found = compare_with_baseline(
+        columns, BASELINE_STAGE, candidates, headline, first.run.bootstrap
+    )
     figures = {
         p.name: (p.metric_mean, p.context_chars, p.latency_p95)
         for p in points

@@ -227,7 +227,7 @@ class StageReport(_Model):
     """Everything about one retrieval stage.
 
     Attributes:
-        name: Unique stage name (the baseline is ``bm25``).
+        name: Unique stage name (the baseline is ``bm25`` unless the run named another).
         kind: Retriever kind: bm25, dense, hybrid, rerank, command, callable, predictions or a
             plugin's kind.
         baseline: True for the baseline stage (exactly one, the first).
@@ -310,7 +310,8 @@ class EvalReport(_Model):
         schema_version: Format version, ``major.minor``.
         run: How the report was produced.
         queries: Every query of the set, answerable or not.
-        stages: The stages; the first is the baseline ``bm25``.
+        stages: The stages; the first is the baseline: ``bm25``, or the stage the run's
+            configuration names as its ``baseline``.
         notes: What a number in this report cannot say (read them).
         timings: Seconds per phase of the whole run.
         note_records: The same notes with their codes and levels (schema 1.2); given alone,
@@ -403,6 +404,7 @@ def _note_text(record: Any) -> Any:
 # --- what makes a report agree with itself, checked whenever one is built or read ---------------
 
 BASELINE_STAGE = "bm25"
+"""The baseline's name when the run's configuration names none."""
 # Means are recomputed with math.fsum; a stored mean written by another summation order may
 # differ in the last bits, never by more than this.
 _TOLERANCE = 1e-9
@@ -480,8 +482,10 @@ def _structure_problems(report: EvalReport) -> list[str]:
     if [r.text for r in report.note_records] != list(report.notes):
         problems.append("note_records must hold the same texts as notes, in the same order")
     first = report.stages[0]
-    if first.name != BASELINE_STAGE or not first.baseline:
-        problems.append(f"the first stage must be the baseline named {BASELINE_STAGE!r}")
+    named = report.run.config.get("baseline", BASELINE_STAGE)
+    expected = named if isinstance(named, str) else BASELINE_STAGE
+    if first.name != expected or not first.baseline:
+        problems.append(f"the first stage must be the baseline named {expected!r}")
     baselines = [s.name for s in report.stages if s.baseline]
     if len(baselines) != 1:
         problems.append(f"exactly one baseline stage expected, found {len(baselines)}")
@@ -524,12 +528,15 @@ def _bounded(metric: str) -> bool:
 
 def _stage_problems(stage: StageReport) -> list[str]:
     seen: set[str] = set()
+    bounded: dict[str, bool] = {}  # each metric name parsed once, not once per query
     for result in stage.queries:
         if result.query_id in seen:
             return [f"stage {stage.name!r}: query {result.query_id!r} is listed twice"]
         seen.add(result.query_id)
         for metric, value in result.scores.items():
-            if _bounded(metric) and not (-_TOLERANCE <= value <= 1.0 + _TOLERANCE):
+            if metric not in bounded:
+                bounded[metric] = _bounded(metric)
+            if bounded[metric] and not (-_TOLERANCE <= value <= 1.0 + _TOLERANCE):
                 return [
                     f"stage {stage.name!r}: query {result.query_id!r} has {metric} = {value!r}, "
                     "outside [0, 1]"

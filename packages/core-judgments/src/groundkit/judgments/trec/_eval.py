@@ -85,6 +85,9 @@ IntArray = npt.NDArray[np.int64]
 _NONPOOL = -1
 _UNJUDGED = -2
 _PADDING = -3
+# Cells (queries x depth) of one block of the measures' matrices: 64K cells keep each
+# temporary at 512 KiB, under the sizes the allocator maps afresh (and the kernel zeroes).
+_BLOCK_CELLS = 1 << 16
 _SUMMARY_ONLY = frozenset({"runid", "num_q", "gm_map", "gm_bpref"})
 _OUTSIDE_BLOCK = frozenset({"runid", "num_q", "relstring"})
 
@@ -335,27 +338,42 @@ def _per_query_values(
     values: dict[str, FloatArray] = {m.name: np.zeros(n_queries) for m in numeric}
     graded = any(m.family in _GRADED and (m.pairs or m.family != "ndcg") for m in numeric)
     level_counts = _level_counts(ranked, n_queries) if graded else []
-    # Queries grouped by ranking-length class so the padded matrices stay small.
+    # Queries grouped by ranking-length class so the padded matrices stay small, and each
+    # class cut into blocks of at most _BLOCK_CELLS cells: every temporary of a block is then
+    # small enough for the allocator to hand the same memory back block after block, where
+    # one matrix of every query would be mapped, zeroed by the kernel and unmapped, measure
+    # after measure. Each query's values are its own row's, whatever the block.
     classes = np.where(lengths > 1, np.ceil(np.log2(np.maximum(lengths, 1))), 0).astype(np.int64)
     for length_class in np.unique(classes):
-        rows = np.flatnonzero(classes == length_class)
-        depth = int(lengths[rows].max())
-        ranks = np.arange(depth)[None, :]
-        valid = ranks < lengths[rows][:, None]
-        index = np.where(valid, ranked.offsets[rows][:, None] + ranks, 0)
-        codes = np.where(valid, ranked.codes[index] if ranked.codes.size else _PADDING, _PADDING)
-        block = _BlockInput(
-            codes=codes,
-            lengths=lengths[rows],
-            level=relevance_level,
-            n_rel=n_rel[rows],
-            n_nonrel=n_nonrel[rows],
-            ideal={cutoff: idcg[rows] for cutoff, idcg in ideal.items()},
-            level_counts=[level_counts[row] for row in rows.tolist()] if graded else [],
-        )
-        for name, column in _block(block, numeric, _GRADED).items():
-            values[name][rows] = column
+        in_class = np.flatnonzero(classes == length_class)
+        depth = int(lengths[in_class].max())
+        step = max(1, _BLOCK_CELLS // max(depth, 1))
+        for at in range(0, len(in_class), step):
+            rows = in_class[at : at + step]
+            block = _BlockInput(
+                codes=_padded_codes(ranked, lengths, rows, depth),
+                lengths=lengths[rows],
+                level=relevance_level,
+                n_rel=n_rel[rows],
+                n_nonrel=n_nonrel[rows],
+                ideal={cutoff: idcg[rows] for cutoff, idcg in ideal.items()},
+                level_counts=[level_counts[row] for row in rows.tolist()] if graded else [],
+            )
+            for name, column in _block(block, numeric, _GRADED).items():
+                values[name][rows] = column
     return values
+
+
+def _padded_codes(ranked: _Rankings, lengths: IntArray, rows: IntArray, depth: int) -> IntArray:
+    """The ``(rows, depth)`` matrix of the rows' relevance codes, padded with ``_PADDING``."""
+    first, last = int(ranked.offsets[rows[0]]), int(ranked.offsets[rows[-1] + 1])
+    if last - first == len(rows) * depth and (lengths[rows] == depth).all():
+        # Consecutive full rankings: a view of the codes, nothing copied.
+        return ranked.codes[first:last].reshape(len(rows), depth)
+    ranks = np.arange(depth)[None, :]
+    valid = ranks < lengths[rows][:, None]
+    index = np.where(valid, ranked.offsets[rows][:, None] + ranks, 0)
+    return np.where(valid, ranked.codes[index] if ranked.codes.size else _PADDING, _PADDING)
 
 
 def _level_counts(ranked: _Rankings, n_queries: int) -> list[tuple[IntArray, IntArray]]:

@@ -14,11 +14,13 @@ instead, so every error and every corner keeps its one definition there.
 
 from __future__ import annotations
 
+import itertools
 import mmap
+import os
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -48,12 +50,18 @@ __all__ = ["evaluate_trec_files"]
 
 U64 = npt.NDArray[np.uint64]
 I64 = npt.NDArray[np.int64]
-_Data = bytes | mmap.mmap
+_PAD = bytes(8)
+_LARGE = 1 << 22  # bytes from which numpy asks for huge pages
 
-_CHUNK = 1 << 24
+_CHUNK = 1 << 18  # bytes per chunk: its temporaries stay small, reused chunk after chunk
+_SPAN = 1 << 16  # lines per span of the whole-file passes (small temporaries)
 _MAX_DIGITS = 15  # 10**15 < 2**53: the mantissa is exact as a double
 _POW10 = np.array([10.0**k for k in range(_MAX_DIGITS + 1)])
 _MIX = np.uint64(0x9E3779B97F4A7C15)
+_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+_HIGH_NIBBLES = np.uint64(0xF0F0F0F0F0F0F0F0)
+_DIGIT_ZEROS = np.uint64(0x3030303030303030)  # b"00000000" as a big-endian word
+_SIXES = np.uint64(0x0606060606060606)
 
 
 class _NotPlainError(Exception):
@@ -67,30 +75,33 @@ class _Columns:
     values: npt.NDArray[np.float64] | I64  # score or relevance per line
 
 
-def _chunks(data: _Data) -> Iterator[tuple[int, int]]:
-    start, size = 0, len(data)
-    while start < size:
-        end = min(start + _CHUNK, size)
-        if end < size:
-            cut = data.rfind(b"\n", start, end)
-            end = cut + 1 if cut >= start else (data.find(b"\n", end) + 1 or size)
-        yield start, end
-        start = end
+def _chunks(handle: BinaryIO) -> Iterator[bytes]:
+    """The file's whole lines, about ``_CHUNK`` bytes at a time, each block padded.
+
+    The last line may lack its newline; 8 zero bytes after each block keep every 8-byte
+    window in bounds. Read into small blocks, not mapped: no page of the file is faulted
+    in, and each block's memory is the allocator's to hand back for the next.
+    """
+    carry = b""
+    while read := handle.read(_CHUNK):
+        block = carry + read if carry else read
+        cut = block.rfind(b"\n") + 1
+        if cut:
+            yield b"".join((memoryview(block)[:cut], _PAD))
+        carry = block[cut:]
+    if carry:
+        yield carry + _PAD
 
 
 class _Chunk:
     """Whole lines of a file: their bytes, and every 8-byte window as a big-endian word."""
 
-    def __init__(self, data: _Data, begin: int, end: int) -> None:
-        text = data[begin:end]
-        if not text.isascii() or b"\0" in text:  # ids must compare as bytes and as str alike
+    def __init__(self, data: bytes) -> None:
+        # Ids must compare as bytes and as str alike: ASCII, no NUL byte.
+        if not data.isascii() or data.find(b"\0", 0, len(data) - 8) >= 0:
             raise _NotPlainError
-        if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
-            # Read once: let the mapped pages go, so the file is not held in memory too.
-            start = begin - begin % mmap.PAGESIZE
-            data.madvise(mmap.MADV_DONTNEED, start, end - start)
-        self.data = text + bytes(8)  # the padding keeps every window in bounds
-        self.size = end - begin
+        self.data = data
+        self.size = len(data) - 8
         self.bytes = np.frombuffer(self.data, dtype=np.uint8)
         self.windows = np.ndarray((self.size + 1,), dtype=">u8", buffer=self.data, strides=(1,))
 
@@ -160,13 +171,13 @@ class _Chunk:
 
 
 def _read_run(
-    data: _Data, codes: dict[bytes, int], extra_fields: bool
+    handle: BinaryIO, codes: dict[bytes, int], extra_fields: bool
 ) -> tuple[_Columns, str | None]:
     # A run line has six fields: at least 12 bytes with its newline.
-    parts = _Builder(len(data) // 12 + 1, np.float64)
+    parts = _Builder(_size(handle) // 12 + 1, np.float64)
     run_id: str | None = None
-    for begin, end in _chunks(data):
-        chunk = _Chunk(data, begin, end)
+    for data in _chunks(handle):
+        chunk = _Chunk(data)
         starts, ends, first, counts = chunk.tokens()
         lead, sizes = first[counts > 0], counts[counts > 0]
         is_content = chunk.bytes[starts[lead]] != 35  # a first field starting with '#': a comment
@@ -193,6 +204,19 @@ def _read_run(
 
 def _check_ranks(chunk: _Chunk, starts: I64, ends: I64) -> None:
     """Raise :class:`_NotPlainError` unless every rank is a whole number ``>= 0``."""
+    # Ranks of one to eight digits, checked eight bytes at a time: within the token every
+    # byte's high nibble is 3 and stays 3 with 6 added to it (0x30..0x39); the rest (longer,
+    # signed or malformed ranks) go through the general grammar below.
+    lengths = ends - starts
+    inside = _ONES << (8 * (8 - np.clip(lengths, 1, 8))).astype(np.uint64)
+    word = chunk.windows[starts].astype(np.uint64) & inside
+    zeros = _DIGIT_ZEROS & inside
+    high = (word + (_SIXES & inside)) & _HIGH_NIBBLES
+    digits = ((word & _HIGH_NIBBLES) == zeros) & (high == zeros)
+    rest = np.flatnonzero(~(digits & (lengths >= 1) & (lengths <= 8)))
+    if not len(rest):
+        return
+    starts, ends = starts[rest], ends[rest]
     _, _, ok = chunk.numbers(starts, ends, False)
     ok &= chunk.bytes[starts] != 45  # no minus sign (a plus sign is allowed)
     for row in np.flatnonzero(~ok).tolist():
@@ -200,10 +224,10 @@ def _check_ranks(chunk: _Chunk, starts: I64, ends: I64) -> None:
             raise _NotPlainError
 
 
-def _read_qrels(data: _Data, codes: dict[bytes, int]) -> _Columns:
-    parts = _Builder(len(data) // 8 + 1, np.int64)  # four fields: at least 8 bytes a line
-    for begin, end in _chunks(data):
-        chunk = _Chunk(data, begin, end)
+def _read_qrels(handle: BinaryIO, codes: dict[bytes, int]) -> _Columns:
+    parts = _Builder(_size(handle) // 8 + 1, np.int64)  # four fields: at least 8 bytes a line
+    for data in _chunks(handle):
+        chunk = _Chunk(data)
         starts, ends, first, counts = chunk.tokens()
         line_starts = np.concatenate(([0], np.flatnonzero(chunk.bytes[: chunk.size] == 10) + 1))
         comment = chunk.bytes[line_starts] == 35  # a line starting with '#' (padding: no)
@@ -238,23 +262,39 @@ def _query_codes(chunk: _Chunk, starts: I64, ends: I64, codes: dict[bytes, int])
     return np.repeat(np.asarray(found, dtype=np.int64), np.diff(np.append(firsts, len(starts))))
 
 
+def _column(n: int, dtype: type[np.generic], width: int = 0) -> Any:
+    """A zeroed array of ``n`` items (rows of ``width`` when given) for a large column.
+
+    A large one is anonymous memory straight from the kernel, not from numpy's allocator,
+    which asks the kernel for huge pages for arrays of 4 MiB and more: the pages of such a
+    column are faulted in as it is written, once, and huge ones measured about three times
+    the kernel time of small ones doing so (on the machine the benchmark ran on). Pages
+    never written are never backed.
+    """
+    shape = (n, width) if width else (n,)
+    size = n * max(width, 1) * np.dtype(dtype).itemsize
+    if size < max(_LARGE, 1):
+        return np.zeros(shape, dtype=dtype)
+    return np.frombuffer(mmap.mmap(-1, size), dtype=dtype).reshape(shape)
+
+
 class _Builder:
     """Columns filled chunk by chunk into arrays sized for the most lines the file can hold.
 
-    Untouched pages of a large ``np.empty``/``np.zeros`` are never backed by memory, so the
-    generous bound costs nothing, and no chunk is copied twice.
+    Untouched pages of a :func:`_column` are never backed by memory, so the generous bound
+    costs nothing, and no chunk is copied twice.
     """
 
     def __init__(self, capacity: int, dtype: type[np.float64] | type[np.int64]) -> None:
-        self.query = np.empty(capacity, dtype=np.int64)
-        self.values: npt.NDArray[np.float64] | I64 = np.empty(capacity, dtype=dtype)  # type: ignore[assignment]
-        self.words = np.zeros((capacity, 1), dtype=np.uint64)
+        self.query: I64 = _column(capacity, np.int64)
+        self.values: npt.NDArray[np.float64] | I64 = _column(capacity, dtype)
+        self.words: U64 = _column(capacity, np.uint64, 1)
         self.size = 0
 
     def add(self, query: I64, words: U64, values: npt.NDArray[np.float64] | I64) -> None:
         at, n, k = self.size, len(query), words.shape[1]
         if k > self.words.shape[1]:  # a longer id than any before: widen (rare)
-            wider = np.zeros((len(self.query), k), dtype=np.uint64)
+            wider = _column(len(self.query), np.uint64, k)
             wider[:at, : self.words.shape[1]] = self.words[:at]
             self.words = wider
         self.query[at : at + n] = query
@@ -266,44 +306,71 @@ class _Builder:
         return _Columns(self.query[: self.size], self.words[: self.size], self.values[: self.size])
 
 
+def _spans(n: int, step: int = _SPAN) -> Iterator[slice]:
+    """Consecutive slices of at most ``step`` items covering ``range(n)``."""
+    return (slice(at, min(at + step, n)) for at in range(0, n, step))
+
+
 def _hash(query: I64, words: U64) -> U64:
     """A 64-bit mix of (query, document); equal keys, equal hashes (matches are verified)."""
-    mixed = query.astype(np.uint64) * _MIX
-    for column in range(words.shape[1]):
-        mixed = (mixed ^ words[:, column]) * _MIX
-        mixed ^= mixed >> np.uint64(29)
-    return mixed
+    out = np.empty(len(query), dtype=np.uint64)
+    for span in _spans(len(query)):  # small temporaries, reused span after span
+        mixed = query[span].astype(np.uint64) * _MIX
+        for column in range(words.shape[1]):
+            mixed ^= words[span, column]
+            mixed *= _MIX
+            mixed ^= mixed >> np.uint64(29)
+        out[span] = mixed
+    return out
 
 
 def _padded(words: U64, k: int) -> U64:
     return np.pad(words, ((0, 0), (0, k - words.shape[1]))) if words.shape[1] < k else words
 
 
-def _order(query: I64, scores: npt.NDArray[np.float64], words: U64) -> I64:
-    """Lines in evaluation order: query code, score descending, document id descending."""
+def _query_spans(lengths: I64) -> Iterator[tuple[slice, slice]]:
+    """Spans of whole groups of grouped lines, about ``_SPAN`` lines each (or one group).
+
+    Yields the span's lines and its groups, as slices.
+    """
+    ends = np.cumsum(lengths)
+    total = int(ends[-1]) if len(ends) else 0
+    cuts = np.unique(np.searchsorted(ends, np.arange(_SPAN, total, _SPAN))) + 1
+    bounds = [0, *cuts.tolist()]
+    if bounds[-1] != len(lengths):
+        bounds.append(len(lengths))
+    for a, b in itertools.pairwise(bounds):
+        yield slice(int(ends[a - 1]) if a else 0, int(ends[b - 1])), slice(a, b)
+
+
+def _grouped(query: I64) -> tuple[I64, I64, I64 | None]:
+    """How the lines group by query code, codes ascending, file order within a query.
+
+    Returns each group's length, and either where each group starts in the file (each query
+    in one block of lines) and ``None``, or an unused array and the grouped order itself.
+    """
     n = len(query)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
     change = np.flatnonzero(query[1:] != query[:-1]) + 1
-    segment_starts = np.concatenate(([0], change))
-    segment_codes = query[segment_starts]
-    if len(np.unique(segment_codes)) == len(segment_codes):  # each query in one block
-        lengths = np.diff(np.append(segment_starts, n))
-        by_code = np.argsort(segment_codes)
-        shift = segment_starts[by_code] - (np.cumsum(lengths[by_code]) - lengths[by_code])
-        order = np.arange(n) + np.repeat(shift, lengths[by_code])
-    else:
-        order = np.argsort(query, kind="stable")
-    q, s = query[order], scores[order]
-    same_query = q[1:] == q[:-1]
-    if (same_query & (s[1:] > s[:-1])).any():  # not in score order: sort (rare in practice)
-        order = order[np.lexsort((-s, q))]
-        q, s = query[order], scores[order]
-        same_query = q[1:] == q[:-1]
-    tie = same_query & (s[1:] == s[:-1])
+    segment_starts = np.concatenate(([0], change)).astype(np.int64)
+    segment_codes = query[segment_starts] if n else segment_starts[:0]
+    if len(np.unique(segment_codes)) != len(segment_codes):  # a query in several blocks
+        return np.bincount(query), segment_starts, np.argsort(query, kind="stable")
+    lengths = np.diff(np.append(segment_starts, n)) if n else segment_starts[:0]
+    by_code = np.argsort(segment_codes)
+    return lengths[by_code], segment_starts[by_code], None
+
+
+def _span_order(query: I64, scores: npt.NDArray[np.float64], words: U64) -> I64:
+    """Lines grouped by query in evaluation order: score descending, document id descending."""
+    order = np.arange(len(query))
+    same_query = query[1:] == query[:-1]
+    if (same_query & (scores[1:] > scores[:-1])).any():  # not in score order (rare in practice)
+        order = np.lexsort((-scores, query))
+        scores = scores[order]
+    tie = same_query & (scores[1:] == scores[:-1])
     if tie.any():
         # Only the runs of equal scores are reordered, by document id descending.
-        member = np.zeros(n, dtype=bool)
+        member = np.zeros(len(query), dtype=bool)
         member[1:] |= tie
         member[:-1] |= tie
         tied = np.flatnonzero(member)
@@ -311,90 +378,119 @@ def _order(query: I64, scores: npt.NDArray[np.float64], words: U64) -> I64:
         tied_words = words[order[tied]]
         keys = [~tied_words[:, c] for c in range(words.shape[1] - 1, -1, -1)]
         order[tied] = order[tied][np.lexsort((*keys, group))]
-    return np.asarray(order, dtype=np.int64)
+    return order
 
 
-_PREFIX_BITS = 24  # a 16 MiB table of hash prefixes screens the run lines
+# A table of one bit per hash prefix screens the run lines: about 128 bits per judged line
+# (few false hits), 16 MiB at most.
+_PREFIX_BITS = 27
 
 
-def _relevance_codes(run: _Columns, qrels: _Columns, run_words: U64, qrels_words: U64) -> I64:
-    """Each run line's relevance code (file order), checking both files for duplicates."""
-    judged_hash = _hash(qrels.query, qrels_words)
-    by_hash = np.argsort(judged_hash)
-    sorted_hash = judged_hash[by_hash]
-    if (sorted_hash[1:] == sorted_hash[:-1]).any():  # a document judged twice (or a collision)
-        raise _NotPlainError
-    run_hash = _hash(run.query, run_words)
-    if (np.diff(np.sort(run_hash)) == 0).any():  # retrieved twice (or a collision)
-        raise _NotPlainError
-    # Only the run lines whose hash prefix some judged line has are looked up.
-    shift = np.uint64(64 - _PREFIX_BITS)
-    prefixes = np.zeros(1 << _PREFIX_BITS, dtype=bool)
-    prefixes[(sorted_hash >> shift).astype(np.int64)] = True
-    lines = np.flatnonzero(prefixes[(run_hash >> shift).astype(np.int64)])
-    judged = lines[:0]
-    if len(sorted_hash):
-        position = np.minimum(np.searchsorted(sorted_hash, run_hash[lines]), len(sorted_hash) - 1)
-        found = sorted_hash[position] == run_hash[lines]
-        lines, judged = lines[found], by_hash[position[found]]
-    # A hash match is a candidate only: the ids themselves must be equal.
-    equal = (qrels.query[judged] == run.query[lines]) & (
-        qrels_words[judged] == run_words[lines]
-    ).all(axis=1)
-    lines, judged = lines[equal], judged[equal]
-    levels = np.asarray(qrels.values, np.int64)[judged]
-    codes = np.full(len(run.query), _NONPOOL, dtype=np.int64)
-    codes[lines] = np.where(levels >= 0, levels, _UNJUDGED)
-    return codes
+class _Judged:
+    """The qrels' (query, document) pairs, looked up by hash; duplicates refused."""
+
+    def __init__(self, qrels: _Columns, k: int) -> None:
+        self.query, self.words = qrels.query, _padded(qrels.words, k)
+        self.levels = np.asarray(qrels.values, np.int64)
+        judged_hash = _hash(self.query, self.words)
+        self.by_hash = np.argsort(judged_hash)
+        self.hashes = judged_hash[self.by_hash]
+        if (self.hashes[1:] == self.hashes[:-1]).any():  # judged twice (or a collision)
+            raise _NotPlainError
+        bits = min(_PREFIX_BITS, max(10, len(self.hashes).bit_length() + 7))
+        self.shift = np.uint64(64 - bits)
+        self.prefixes = np.zeros(1 << (bits - 3), np.uint8)
+        prefix = self.hashes >> self.shift
+        np.bitwise_or.at(self.prefixes, (prefix >> 3).astype(np.int64), self._bit(prefix))
+
+    @staticmethod
+    def _bit(prefix: U64) -> npt.NDArray[np.uint8]:
+        return np.left_shift(1, (prefix & np.uint64(7)).astype(np.uint8), dtype=np.uint8)
+
+    def codes(self, query: I64, words: U64, hashes: U64) -> I64:
+        """The relevance code of each line (``_NONPOOL`` when not judged)."""
+        codes = np.full(len(query), _NONPOOL, dtype=np.int64)
+        if not len(self.hashes):
+            return codes
+        # Only the lines whose hash prefix some judged line has are looked up.
+        prefix = hashes >> self.shift
+        lines = np.flatnonzero(self.prefixes[(prefix >> 3).astype(np.int64)] & self._bit(prefix))
+        position = np.minimum(np.searchsorted(self.hashes, hashes[lines]), len(self.hashes) - 1)
+        found = self.hashes[position] == hashes[lines]
+        lines, judged = lines[found], self.by_hash[position[found]]
+        # A hash match is a candidate only: the ids themselves must be equal.
+        equal = (self.query[judged] == query[lines]) & (self.words[judged] == words[lines]).all(
+            axis=1
+        )
+        lines, levels = lines[equal], self.levels[judged[equal]]
+        codes[lines] = np.where(levels >= 0, levels, _UNJUDGED)
+        return codes
+
+
+def _ranked_codes(run: _Columns, qrels: _Columns) -> tuple[I64, I64]:
+    """Lines in evaluation order, and the relevance code of each in that order.
+
+    The order is query code, score descending, document id descending. The lines are taken
+    a span of whole queries at a time, so that every temporary stays small. Raises
+    :class:`_NotPlainError` when a query retrieves a document twice (or two of its hashes
+    collide) or a document is judged twice.
+    """
+    words = _padded(run.words, qrels.words.shape[1])
+    judged = _Judged(qrels, words.shape[1])
+    scores = np.asarray(run.values, np.float64)
+    lengths, starts, grouped = _grouped(run.query)
+    order: I64 = _column(len(run.query), np.int64)
+    codes: I64 = _column(len(run.query), np.int64)
+    ends = np.cumsum(lengths)
+    for span, groups in _query_spans(lengths):
+        if grouped is None:  # each group's lines are consecutive, from its start on
+            shift = starts[groups] - (ends[groups] - lengths[groups])
+            lines = np.repeat(shift, lengths[groups]) + np.arange(span.start, span.stop)
+        else:
+            lines = grouped[span]
+        query, line_words = run.query[lines], np.take(words, lines, axis=0)
+        hashes = _hash(query, line_words)
+        check = np.sort(hashes)
+        if (check[1:] == check[:-1]).any():  # retrieved twice (or a collision)
+            raise _NotPlainError
+        within = _span_order(query, scores[lines], line_words)
+        order[span] = lines[within]
+        codes[span] = judged.codes(query, line_words, hashes)[within]
+    return order, codes
 
 
 def _rankings_from_columns(
     names: list[str], run: _Columns, qrels: _Columns, all_queries: bool, max_per_query: int | None
 ) -> _Rankings:
-    k = max(run.words.shape[1], qrels.words.shape[1])
-    run_words, qrels_words = _padded(run.words, k), _padded(qrels.words, k)
-    codes = _relevance_codes(run, qrels, run_words, qrels_words)
-    order = _order(run.query, np.asarray(run.values, np.float64), run_words)
-    del run_words
-    query = run.query[order]
-    if max_per_query is not None:
-        starts = np.searchsorted(query, query)
-        keep = np.flatnonzero(np.arange(len(query)) - starts < max_per_query)
-        order, query = order[keep], query[keep]
+    order, codes = _ranked_codes(run, qrels)
     n_names = len(names)
     has_qrels = np.bincount(qrels.query, minlength=n_names) > 0
-    has_run = np.bincount(run.query, minlength=n_names) > 0
-    evaluated = has_qrels & (has_run | all_queries)
-    n_evaluated = int(evaluated.sum())
-    row = np.cumsum(evaluated) - 1
-    kept = evaluated[query]
-    order, query = order[kept], query[kept]
-    offsets = np.zeros(n_evaluated + 1, dtype=np.int64)
-    np.cumsum(np.bincount(row[query], minlength=n_evaluated), out=offsets[1:])
+    lines_of = np.bincount(run.query, minlength=n_names)
+    evaluated = has_qrels & ((lines_of > 0) | all_queries)
+    if max_per_query is not None or not evaluated[lines_of > 0].all():
+        # Keep each ranking's first documents, of the evaluated queries only.
+        query = run.query[order]
+        starts = np.searchsorted(query, query)
+        limit = len(query) if max_per_query is None else max_per_query
+        keep = np.flatnonzero((np.arange(len(query)) - starts < limit) & evaluated[query])
+        codes, query = codes[keep], query[keep]
+        lines_of = np.bincount(query, minlength=n_names)
+    offsets = np.zeros(int(evaluated.sum()) + 1, dtype=np.int64)
+    np.cumsum(lines_of[evaluated], out=offsets[1:])
     levels = np.asarray(qrels.values, np.int64)
     judged = (levels >= 0) & evaluated[qrels.query]
+    row = np.cumsum(evaluated) - 1
     return _Rankings(
         [names[i] for i in np.flatnonzero(evaluated).tolist()],
-        codes[order],
+        codes,
         offsets,
         row[qrels.query[judged]].astype(np.int64),
         levels[judged],
     )
 
 
-@contextmanager
-def _mapped(path: str | Path) -> Iterator[_Data]:
-    """The file's bytes, memory-mapped (read once, never copied whole)."""
-    with open_regular(path) as handle:
-        try:
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ValueError, OSError):  # an empty file cannot be mapped
-            yield handle.read()
-            return
-        try:
-            yield mapped
-        finally:
-            mapped.close()
+def _size(handle: BinaryIO) -> int:
+    return os.fstat(handle.fileno()).st_size
 
 
 def _fast_rankings(
@@ -406,15 +502,17 @@ def _fast_rankings(
 ) -> tuple[_Rankings, str | None] | None:
     codes: dict[bytes, int] = {}
     try:
-        with _mapped(qrels_path) as data:
-            qrels = _read_qrels(data, codes)
-        with _mapped(run_path) as data:
-            run, run_id = _read_run(data, codes, extra_fields)
+        with open_regular(qrels_path) as handle:
+            qrels = _read_qrels(handle, codes)
+        with open_regular(run_path) as handle:
+            run, run_id = _read_run(handle, codes, extra_fields)
         # Query codes become ranks in byte order, which is the order of their str ids.
         names = sorted(codes)
         rank = np.empty(len(names), dtype=np.int64)
         rank[[codes[name] for name in names]] = np.arange(len(names))
-        qrels.query, run.query = rank[qrels.query], rank[run.query]
+        qrels.query = rank[qrels.query]
+        for span in _spans(len(run.query)):  # in place: no second column of the run's size
+            run.query[span] = rank[run.query[span]]
         text = [name.decode("ascii") for name in names]
         return _rankings_from_columns(text, run, qrels, all_queries, max_per_query), run_id
     except _NotPlainError:

@@ -10,6 +10,10 @@ power one gets (the calibration grid in the test suite measures it):
 * numeric items: Student's t with n − 1 degrees of freedom and the noncentral t distribution
   (exact for normal differences; the sign-flip test that gates numeric verdicts has the same
   power to within the grid's ±3%).
+* numeric items whose verdict needs the distribution-free (betting) interval (skewed
+  differences on few items): the mean difference at which that interval first clears zero,
+  found on the observed differences shifted (within the bounds), plus the t quantile of the
+  power times the standard error; never below the t limit (the gate must reject as well).
 """
 
 from __future__ import annotations
@@ -29,10 +33,12 @@ from groundkit.stats._validation import (
     real_array,
     to_float,
 )
+from groundkit.stats.inference._betting import betting_interval
 from groundkit.stats.inference._binomial import binom_cdf, binom_isf, binom_pmf, binom_ppf, binom_sf
 from groundkit.stats.kernels._special import brentq, t_ppf
 
 __all__ = [
+    "betting_detection_limit",
     "detection_limit",
     "mcnemar_power",
     "minimum_detectable_difference",
@@ -251,3 +257,55 @@ def paired_minimum_detectable_difference(
         sd = float(np.std(deltas, ddof=1))
         items = deltas.size if n is None else check_count(n, name="n", minimum=2)
     return _t_limit(sd, items, items - 1, level, chance)
+
+
+def betting_detection_limit(
+    deltas: NDArray[np.float64],
+    *,
+    bounds: tuple[float, float],
+    sd: float,
+    confidence_level: float,
+    alpha: float,
+    power: float,
+    seed: int,
+) -> float | None:
+    """Detection limit of a numeric comparison decided with the betting interval.
+
+    The betting interval is wider than t's, so a verdict needs a larger mean difference than
+    the t limit promises. With the observed differences centred and shifted by s (cut at the
+    bounds), the critical mean is the mean at the smallest s whose interval's low end clears
+    zero; a true difference detected with probability `power` lies a t quantile of the power
+    (n − 1 degrees) standard errors sd/√n above it. The gate must reject too, so the limit is
+    never below the t limit at `alpha`.
+
+    Args:
+        deltas: The per-item differences (b − a), at least two.
+        bounds: Bounds of a difference, e.g. (−1, 1).
+        sd: The differences' standard deviation (floored by the caller when it is 0).
+        confidence_level: Coverage of the interval the verdict shows.
+        alpha: Level of the gate (the family's).
+        power: Probability of detecting a difference of exactly the returned size.
+        seed: Seed of the betting orders (the verdict's own).
+
+    Returns:
+        The limit on the differences' scale, or None when no difference within the bounds is
+        detected with that power.
+    """
+    n = int(deltas.size)
+    lower, upper = bounds
+    centred = deltas - float(np.mean(deltas))
+
+    def low_end(shift: float) -> float:
+        shifted = np.clip(centred + shift, lower, upper)
+        return betting_interval(
+            shifted, confidence_level=confidence_level, lower=lower, upper=upper, seed=seed
+        )[0]
+
+    top = upper - float(np.min(centred))  # every shifted difference at the upper bound
+    if low_end(top) <= 0.0:
+        return None
+    shift = 0.0 if low_end(0.0) > 0.0 else brentq(low_end, 0.0, top, xtol=_XTOL)
+    critical = float(np.mean(np.clip(centred + shift, lower, upper)))
+    limit = critical + t_ppf(power, max(n - 1, 1)) * sd / math.sqrt(n)
+    limit = max(limit, _t_limit(sd, n, max(n - 1, 1), alpha, power))
+    return limit if limit <= upper else None

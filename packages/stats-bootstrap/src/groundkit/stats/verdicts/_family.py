@@ -42,10 +42,15 @@ from groundkit.stats.inference._intervals import (
 )
 from groundkit.stats.inference._mcnemar import mcnemar_p_value
 from groundkit.stats.inference._permutation import sign_flip_test
-from groundkit.stats.inference._power import detection_limit, paired_minimum_detectable_difference
+from groundkit.stats.inference._power import (
+    betting_detection_limit,
+    detection_limit,
+    paired_minimum_detectable_difference,
+)
 from groundkit.stats.kernels._engine import exact_mean
 from groundkit.stats.verdicts._comparison import GateTest, ItemComparison, Role, Verdict
 from groundkit.stats.verdicts._multiplicity import Adjustment, adjust
+from groundkit.stats.verdicts._power_figures import limit_caution
 
 __all__ = [
     "FamilySettings",
@@ -177,32 +182,30 @@ def _spread_floor(item: _Prepared) -> float:
     return scale * math.sqrt(share * (1.0 - share)) if share < 1.0 else scale
 
 
-def _limit(item: _Prepared, alpha: float, power: float) -> float | None:
+def _limit(item: _Prepared, method: str, alpha: float, config: FamilySettings) -> float | None:
     n = int(item.deltas.size)
     if n < minimum_queries(alpha):
         return None
     if item.binary:
         share = float(np.count_nonzero(item.deltas)) / n
         return detection_limit(
-            n, max(share, flip_share_floor(n)), confidence=1.0 - alpha, power=power
+            n, max(share, flip_share_floor(n)), confidence=1.0 - alpha, power=config.power
         )
-    spread = float(np.std(item.deltas, ddof=1)) or _spread_floor(item)
-    return paired_minimum_detectable_difference(spread, n, power=power, alpha=alpha)
-
-
-# Below this many items a numeric limit leans on normally distributed differences: the grid
-# measured 76–78% power (for 80% promised) on skewed and zero-inflated differences at n = 10.
-_NUMERIC_LIMIT_MIN_QUERIES = 30
-
-
-def _limit_caution(item: _Prepared, limit: float | None) -> str | None:
-    if item.binary or limit is None or item.deltas.size >= _NUMERIC_LIMIT_MIN_QUERIES:
-        return None
-    return (
-        f"below {_NUMERIC_LIMIT_MIN_QUERIES} queries the limit assumes normally distributed "
-        "differences: skewed or zero-inflated ones were detected 76–78% of the time at it, and "
-        "less where the verdict needs the distribution-free (betting) interval"
-    )
+    observed = float(np.std(item.deltas, ddof=1))
+    spread = observed or _spread_floor(item)
+    # Skewed differences are decided with the betting interval: solve the limit for it. With
+    # no spread at all the floor stands for data not seen, which the t limit describes.
+    if method == "betting" and item.bounds is not None and observed > 0.0:
+        return betting_detection_limit(
+            item.deltas,
+            bounds=item.bounds,
+            sd=spread,
+            confidence_level=config.confidence_level,
+            alpha=alpha,
+            power=config.power,
+            seed=config.seed,
+        )
+    return paired_minimum_detectable_difference(spread, n, power=config.power, alpha=alpha)
 
 
 def _verdict(
@@ -351,7 +354,7 @@ def _result(
     needed = minimum_queries(levels[1])
     equivalent = None if equivalence is None else equivalence[1] < config.alpha
     difference = exact_mean(item.deltas)
-    limit = _limit(item, levels[0], config.power)
+    limit = _limit(item, method, levels[0], config)
     return ItemComparison(
         label=item.member.label,
         metric=item.member.metric,
@@ -379,7 +382,9 @@ def _result(
         verdict=_verdict(n, needed, p_adjusted, config.alpha, low, high, bool(equivalent)),
         minimum_queries=needed,
         detection_limit=limit,
-        detection_caution=_limit_caution(item, limit),
+        detection_caution=limit_caution(
+            item.deltas, binary=item.binary, method=method, limit=limit
+        ),
         power=config.power,
         flip_share=(gained + lost) / n,
         gained=gained,
