@@ -6,17 +6,15 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from tests.cli.test_cli_report_verify import two_stage_report
 
 import groundkit.harness.analysis._stats as stats_module
 from groundkit.cli import cli
 
 
 @pytest.fixture(scope="module")
-def report(request: pytest.FixtureRequest) -> Path:
-    # The report-verification tests' two-stage report, built once for both modules' needs.
-    path: Path = request.getfixturevalue(two_stage_report.__name__)
-    return path
+def report(two_stage_report: Path) -> Path:
+    # The two-stage report of tests/cli/conftest.py (the report-verification tests' too).
+    return two_stage_report
 
 
 def _count_families(monkeypatch: pytest.MonkeyPatch) -> list[int]:
