@@ -109,3 +109,26 @@ def test_the_actors_thread_count_is_read_even_before_torch_is_loaded() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_driver_that_fails_to_load_its_model_leaves_no_thread_running(
+    local_ray: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The actors start before the driver loads its own model. When that load fails, its
+    # error reaches the caller as it would without Ray, and the thread reading the actors'
+    # groups ends (it is told to stop; on a corpus this small it may have finished already).
+    import threading
+
+    from groundkit.harness import HarnessError
+    from groundkit.harness.dense import _model
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise HarnessError("stage 'minilm': the model could not be loaded (test)")
+
+    monkeypatch.setattr(_model, "load_sentence_transformer", broken)
+    with pytest.raises(HarnessError, match=r"could not be loaded \(test\)"):
+        evaluate(DOCS, JUDGMENTS, _settings(tmp_path, "ray"))
+    readers = [t for t in threading.enumerate() if t.name == "groundkit-ray-groups"]
+    for thread in readers:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in readers)

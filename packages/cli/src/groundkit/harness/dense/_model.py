@@ -39,6 +39,7 @@ from groundkit.harness.run._ranking import top_k
 
 if TYPE_CHECKING:
     from groundkit.harness.dense._index import FaissIndex
+    from groundkit.harness.dense._ray import RayGroups, RayResults
     from groundkit.harness.dense._search import TorchSearch
 
 __all__ = ["DenseIndex", "default_cache_dir", "encode_groups", "length_groups"]
@@ -46,6 +47,7 @@ __all__ = ["DenseIndex", "default_cache_dir", "encode_groups", "length_groups"]
 ProgressHook = Callable[[str, int, int], None]
 FloatMatrix = npt.NDArray[np.float32]
 Groups = Iterator[tuple[npt.NDArray[np.int64], FloatMatrix]]
+RayStarted = tuple["RayGroups", "RayResults"]  # the actors' groups, their results as they come
 _QUERY_BLOCK = 256
 _GROUP_BATCHES = 8  # encoder batches per cache shard: a flush every few seconds on a CPU
 
@@ -131,12 +133,29 @@ class DenseIndex:
             if config.index == "exact"
             else "faiss"
         )
+        self._stage = stage
+        self._executor = executor
+        self._ray_address = ray_address
+        prefixed = [config.document_prefix + text for text in texts]
+        cache = EmbeddingCache(
+            cache_dir or default_cache_dir(), cache_model_id(config.model, self.precision)
+        )
+        rows, digests = cache.lookup(prefixed)
+        missing = [i for i, row in enumerate(rows) if row is None]
+        self.embedded = len(missing)
+        # Ray's actors start before this process loads its own model: the two overlap.
+        remote = self._ray_groups(prefixed, missing) if executor == "ray" else None
         if model is None:
             if progress is not None:
                 progress(LOAD_MODEL_PHASE, 0, 1)
-            model = load_sentence_transformer(
-                config.model, stage=stage, device=self.device, precision=self.precision
-            )
+            try:
+                model = load_sentence_transformer(
+                    config.model, stage=stage, device=self.device, precision=self.precision
+                )
+            except BaseException:
+                if remote is not None:
+                    remote[1].close()  # nothing will read the actors' groups now
+                raise
         if progress is not None:
             progress(LOAD_MODEL_PHASE, 1, 1)
         self.model = model
@@ -148,17 +167,7 @@ class DenseIndex:
         self.search_seconds = 0.0
         max_len = getattr(self.model, "max_seq_length", None)
         self.encoder_max_tokens: int | None = int(max_len) if max_len else None
-        self._stage = stage
-        self._executor = executor
-        self._ray_address = ray_address
-        prefixed = [config.document_prefix + text for text in texts]
-        cache = EmbeddingCache(
-            cache_dir or default_cache_dir(), cache_model_id(config.model, self.precision)
-        )
-        rows, digests = cache.lookup(prefixed)
-        missing = [i for i, row in enumerate(rows) if row is None]
-        self.embedded = len(missing)
-        matrix = self._embed(prefixed, missing, digests, cache, progress)
+        matrix = self._embed(prefixed, missing, digests, cache, progress, remote)
         known = [i for i, row in enumerate(rows) if row is not None]
         if known:
             if matrix is None:
@@ -186,6 +195,17 @@ class DenseIndex:
         )
         return int(measure() or 0)
 
+    def _ray_groups(self, texts: Sequence[str], missing: list[int]) -> RayStarted | None:
+        """The missing texts' groups on Ray actors, started now (None: nothing is missing)."""
+        if not missing:
+            return None
+        from groundkit.harness.dense._ray import RayGroups
+
+        todo = [texts[i] for i in missing]
+        groups = length_groups(todo, max(self.config.batch_size * _GROUP_BATCHES, 1))
+        ray = RayGroups(todo, groups, self.config, self._ray_address, self._stage, self.precision)
+        return ray, ray.start()
+
     def _embed(
         self,
         texts: Sequence[str],
@@ -193,25 +213,23 @@ class DenseIndex:
         digests: list[bytes],
         cache: EmbeddingCache,
         progress: ProgressHook | None,
+        remote: RayStarted | None = None,
     ) -> FloatMatrix | None:
         """The chunk matrix with the missing texts embedded (``None``: nothing was missing).
 
-        Every encoded group goes to the cache as one shard before the next one is started.
+        Every encoded group goes to the cache as one shard before the next one is started
+        (on Ray: as it arrives).
         """
         if progress is not None:
             progress("embed", 0, len(missing))
         if not missing:
             return None
-        todo = [texts[i] for i in missing]
-        groups = length_groups(todo, max(self.config.batch_size * _GROUP_BATCHES, 1))
         encoded: Iterable[tuple[npt.NDArray[np.int64], FloatMatrix]]
-        if self._executor == "ray":
-            from groundkit.harness.dense._ray import RayGroups
-
-            encoded = ray = RayGroups(
-                todo, groups, self.config, self._ray_address, self._stage, self.precision
-            )
+        if remote is not None:
+            encoded = remote[1]
         else:
+            todo = [texts[i] for i in missing]
+            groups = length_groups(todo, max(self.config.batch_size * _GROUP_BATCHES, 1))
             encoded = self.encoder.encode_groups(todo, groups)
         matrix: FloatMatrix | None = None
         done = 0
@@ -224,8 +242,8 @@ class DenseIndex:
             done += len(group)
             if progress is not None:
                 progress("embed", done, len(missing))
-        if self._executor == "ray":
-            self.device = ",".join(sorted(ray.devices)) or self.device
+        if remote is not None:
+            self.device = ",".join(sorted(remote[0].devices)) or self.device
         return matrix
 
     def _normalise(self, matrix: FloatMatrix) -> FloatMatrix:

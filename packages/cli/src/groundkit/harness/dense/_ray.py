@@ -7,13 +7,16 @@ An actor encodes its group with one ``encode`` call of the stage's ``batch_size`
 local path does, so the batches — and the embeddings — are the same. The groups stream back to
 the driver, which writes each to the embedding cache as it arrives (the crash safety of the
 local path). Actors take a GPU each when the cluster has GPUs and the stage's device allows
-one; otherwise one CPU each. The queries are encoded on the driver.
+one; otherwise one CPU each. The queries are encoded on the driver, whose copy of the model
+loads while the actors start: :meth:`RayGroups.start` connects, then iterates in a thread.
 
 Ray is imported only when a run asks for it.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -23,7 +26,7 @@ import numpy.typing as npt
 from groundkit.harness._errors import HarnessError
 from groundkit.harness.retrievers._builtin import DenseRetriever
 
-__all__ = ["RAY_INSTALL_HINT", "GroupEncoder", "RayGroups", "require_ray"]
+__all__ = ["RAY_INSTALL_HINT", "GroupEncoder", "RayGroups", "RayResults", "require_ray"]
 
 RAY_INSTALL_HINT = "pip install 'groundkit-cli[ray]'"
 FloatMatrix = npt.NDArray[np.float32]
@@ -158,6 +161,16 @@ class RayGroups:
         self._address = address
         self.devices: set[str] = set()
 
+    def start(self) -> RayResults:
+        """Connect here, then run the groups in a thread; iterate the result as they arrive.
+
+        The actors start and encode while the caller goes on (loading its model); an error
+        raised by Ray is raised again where the result is iterated. ``close()`` on the result
+        stops the thread after the group in hand (the caller failed: nothing will read more).
+        """
+        _connect(self._ray, self._address)  # in the calling thread: Ray sets signal handlers
+        return RayResults(self)
+
     def __iter__(self) -> Iterator[tuple[npt.NDArray[np.int64], FloatMatrix]]:
         ray = self._ray
         _connect(ray, self._address)
@@ -195,3 +208,42 @@ class RayGroups:
                 np.asarray(batch["position"], dtype=np.int64),
                 np.asarray(batch["vector"], dtype=np.float32),
             )
+
+
+class RayResults:
+    """The groups of a :class:`RayGroups`, produced by a thread, read as they arrive.
+
+    Args:
+        groups: The groups to iterate (in the thread).
+    """
+
+    def __init__(self, groups: RayGroups) -> None:
+        self._arrived: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._stop = threading.Event()
+        threading.Thread(
+            target=self._run, args=(groups,), name="groundkit-ray-groups", daemon=True
+        ).start()
+
+    def _run(self, groups: RayGroups) -> None:
+        try:
+            for item in groups:
+                if self._stop.is_set():
+                    return
+                self._arrived.put(("item", item))
+        except BaseException as error:  # handed to the reader, raised there
+            self._arrived.put(("error", error))
+        else:
+            self._arrived.put(("end", None))
+
+    def close(self) -> None:
+        """Stop after the group in hand (the reader will read no more)."""
+        self._stop.set()
+
+    def __iter__(self) -> Iterator[tuple[npt.NDArray[np.int64], FloatMatrix]]:
+        while True:
+            kind, value = self._arrived.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
