@@ -8,15 +8,14 @@ stage is added. The default dumps, records and hashes exactly as before the sett
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from pydantic import ValidationError
+from tests.cli._process import grk_process
 from tests.cli.test_harness_pipeline import DOCS, JUDGMENTS, _write_inputs
 
 from groundkit.cli import cli
@@ -275,16 +274,7 @@ def test_a_config_file_naming_no_stage_names_the_file_and_key(tmp_path: Path) ->
 
 
 def _grk(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "groundkit.cli", *args],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env=env,
-    )
+    return grk_process(folder, *args)
 
 
 def test_grk_eval_run_baseline_in_a_real_process(tmp_path: Path) -> None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import random
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.cli._process import grk_process
 
 from groundkit.diagnosis import chunk_variant, diagnose, fixes
 from groundkit.harness.analysis import rerun_chunk_fixes
@@ -47,14 +47,9 @@ def _write_inputs(folder: Path, seed: int = 11) -> None:
 
 
 def _grk(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "groundkit.cli", *args],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
+    # The bare environment these tests have always run with (no HOME, no PYTHONPATH).
+    return grk_process(
+        folder, *args, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"}
     )
 
 

@@ -261,4 +261,4 @@ def _detection_note(settings: EvalSettings, count: int, stages: Sequence[StageRe
         if c.role == "decision"
     ]
     limits = _limits(count, settings.bootstrap, rows)
-    return "Detection limit: " + limits.text(baseline=stages[0].name if stages else "")
+    return "Detection limit: " + limits.text(baseline=settings.baseline)

@@ -218,14 +218,17 @@ def _arm_reports(
         report = evaluate_loaded(arm.config, corpus, judgments, shared=shared)
         _write_arm(report, folder, arm.name)
         seconds = time.perf_counter() - start
-        clock.done, clock.ran, clock.seconds = (
-            clock.done + 1,
-            clock.ran + 1,
-            clock.seconds + seconds,
-        )
-        failed = any(s.error is not None for s in report.stages)
-        tell(arm.name, "failed" if failed else "done", seconds=round(seconds, 6))
+        _ended(arm, report, seconds, clock, tell)
         yield arm, report, False, seconds
+
+
+def _ended(
+    arm: SweepArm, report: EvalReport, seconds: float, clock: _Clock, tell: Callable[..., None]
+) -> None:
+    """Count an arm that ran (its report written) and say how it ended."""
+    clock.done, clock.ran, clock.seconds = clock.done + 1, clock.ran + 1, clock.seconds + seconds
+    failed = any(s.error is not None for s in report.stages)
+    tell(arm.name, "failed" if failed else "done", seconds=round(seconds, 6))
 
 
 def _ray_reports(
@@ -253,10 +256,7 @@ def _ray_reports(
         _write_arm(report, folder, arm.name)
         for what, amount in counts.items():
             shared.count(what, amount)
-        clock.done, clock.ran = clock.done + 1, clock.ran + 1
-        clock.seconds += seconds
-        failed = any(s.error is not None for s in report.stages)
-        tell(arm.name, "failed" if failed else "done", seconds=round(seconds, 6))
+        _ended(arm, report, seconds, clock, tell)
         ran[arm.name] = (report, seconds)
     for arm in plan.arms:
         resumed = earlier[arm.name]

@@ -25,11 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from groundkit.stats.inference._intervals import PAIRED_T_MIN_QUERIES
+
 __all__ = ["MEASURED_POWER", "PowerCell", "limit_caution", "power_cell"]
 
-# Below this many items the paired t interval keeps its coverage only where Cochran's rule
-# holds (see inference._intervals.PAIRED_T_MIN_QUERIES); the cells split there too.
-_SMALL = 30
 _FEW_SIZES = 3
 _PROMISED = 0.80
 
@@ -80,7 +79,7 @@ MEASURED_POWER: tuple[PowerCell, ...] = (
 def _decided_by(deltas: NDArray[np.float64], method: str) -> str | None:
     if method == "betting":
         return "betting"
-    if deltas.size < _SMALL:
+    if deltas.size < PAIRED_T_MIN_QUERIES:  # the cells split where the t interval does
         return "t"
     # Rounded: 2/3 − 1/3 and 1/3 are one size, not two floats.
     sizes = np.unique(np.round(np.abs(deltas[deltas != 0.0]), 9))
@@ -127,7 +126,8 @@ def limit_caution(
         limit: The limit (None: no caution, there is no limit to caution about).
 
     Returns:
-        The caution, or None where the cell kept 80 ± 3% (or no cell applies).
+        The caution, or None where the cell kept its promise (never more than 3 points under
+        80%), or no cell applies.
     """
     if limit is None:
         return None
