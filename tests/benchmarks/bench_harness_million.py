@@ -17,8 +17,15 @@ in a child process (the BM25 baseline, scoring, the bootstrap intervals, report 
 written), timed from start to exit with its peak resident memory (``ru_maxrss`` of the child).
 A table shows how time and memory grow with the corpus, with the report's own phase timings.
 
+The reference, measured in the same run on the same files: bm25s alone, also in a child
+process (read the JSON Lines, ``bm25s.tokenize`` with the same stopwords and PyStemmer's
+English stemmer, ``BM25(k1=1.5, b=0.75, method="lucene")``, ``retrieve`` k = 100 for the same
+queries on all cores, ``n_threads=-1``), printed beside the harness's wall time with the ratio
+(issue 28's target: at most 1.3 times at 1,000,000 documents, checked at that size).
+
 Checks (exit status 1 on a miss): every run succeeds, every quote resolves (every query is
-answerable), and the peak memory of each run stays within 24 GiB.
+answerable), the peak memory of each run stays within 24 GiB, and at 1,000,000 documents the
+harness takes at most 1.3 times the reference's wall time.
 """
 
 from __future__ import annotations
@@ -35,12 +42,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import bm25s
 import numpy as np
+import Stemmer
 from _child import Measured, byte_compile_groundkit, measure_child
 
 from groundkit.judgments import load_report
 
 MAX_PEAK_GIB = 24.0
+MAX_RATIO = 1.3  # issue 28: the harness at most 1.3x bm25s alone at 1,000,000 documents
+RATIO_CHECKED_FROM = 1_000_000
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 VOCABULARY = 200_000
 ZIPF_EXPONENT = 1.07
@@ -148,6 +159,25 @@ def generate(folder: Path, documents: int, queries: int) -> tuple[Path, Path, in
     return corpus, judgments, characters
 
 
+def reference_path(folder: Path) -> float:
+    """bm25s alone on ``folder``'s corpus and queries; returns its seconds (in the child)."""
+    start = time.perf_counter()
+    with (folder / "corpus.jsonl").open(encoding="utf-8") as handle:
+        texts = [json.loads(line)["text"] for line in handle]
+    with (folder / "judgments.jsonl").open(encoding="utf-8") as handle:
+        queries = [json.loads(line)["query"] for line in handle]
+    stemmer = Stemmer.Stemmer("english")
+    model = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+    model.index(
+        bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False),
+        show_progress=False,
+    )
+    del texts
+    tokens = bm25s.tokenize(queries, stopwords="en", stemmer=stemmer, show_progress=False)
+    model.retrieve(tokens, k=DEPTH, show_progress=False, n_threads=-1)
+    return time.perf_counter() - start
+
+
 def _grk() -> list[str]:
     script = Path(sys.executable).with_name("grk")
     if script.is_file():
@@ -166,6 +196,7 @@ class SizeResult:
     phases: dict[str, float]
     answerable: int
     ndcg: float
+    reference: Measured | None = None
 
 
 def run_size(folder: Path, documents: int, queries: int) -> SizeResult:
@@ -194,9 +225,14 @@ def run_size(folder: Path, documents: int, queries: int) -> SizeResult:
         "--force",
     ]
     measured = measure_child(command)
+    reference = measure_child([sys.executable, __file__, "--child-reference", str(folder)])
+    if reference.returncode != 0:
+        print(reference.stderr[-4000:], file=sys.stderr)
     if measured.returncode != 0:
         print(measured.stderr[-4000:], file=sys.stderr)
-        return SizeResult(documents, characters, generated, measured, {}, 0, float("nan"))
+        return SizeResult(
+            documents, characters, generated, measured, {}, 0, float("nan"), reference
+        )
     # Read through the report models: scores and hits are stored as columns (schema 2).
     loaded = load_report(report)
     stage = loaded.stages[0]
@@ -213,7 +249,9 @@ def run_size(folder: Path, documents: int, queries: int) -> SizeResult:
         if q.query_id in scored and all(g.method == "exact" for g in q.gold)
     )
     ndcg = float(stage.aggregates["ndcg@10"].mean)
-    return SizeResult(documents, characters, generated, measured, phases, answerable, ndcg)
+    return SizeResult(
+        documents, characters, generated, measured, phases, answerable, ndcg, reference
+    )
 
 
 def _rows(results: list[SizeResult]) -> Iterator[str]:
@@ -221,7 +259,7 @@ def _rows(results: list[SizeResult]) -> Iterator[str]:
     yield (
         f"{'documents':>10}{'chars':>14}{'wall s':>9}{'cpu s':>9}{'peak MiB':>10}"
         + "".join(f"{name:>10}" for name in phase_names)
-        + f"{'nDCG@10':>9}"
+        + f"{'nDCG@10':>9}{'bm25s s':>9}{'ratio':>7}"
     )
     for r in results:
         yield (
@@ -229,7 +267,7 @@ def _rows(results: list[SizeResult]) -> Iterator[str]:
             f"{r.measured.cpu_seconds:>9.1f}"
             f"{r.measured.peak_mib:>10.0f}"
             + "".join(f"{r.phases.get(name, float('nan')):>10.1f}" for name in phase_names)
-            + f"{r.ndcg:>9.4f}"
+            + f"{r.ndcg:>9.4f}{_reference_seconds(r):>9.1f}{_ratio(r):>7.2f}"
         )
     for before, after in itertools.pairwise(results):
         factor = after.documents / before.documents
@@ -239,6 +277,19 @@ def _rows(results: list[SizeResult]) -> Iterator[str]:
             f"x{after.measured.cpu_seconds / before.measured.cpu_seconds:.1f}, peak memory "
             f"x{after.measured.peak_mib / before.measured.peak_mib:.1f}"
         )
+
+
+def _reference_seconds(result: SizeResult) -> float:
+    """The reference's wall time (NaN when it failed)."""
+    reference = result.reference
+    if reference is None or reference.returncode != 0:
+        return float("nan")
+    return reference.seconds
+
+
+def _ratio(result: SizeResult) -> float:
+    """The harness's wall time over bm25s alone's, in the same run (NaN: no reference)."""
+    return result.measured.seconds / _reference_seconds(result)
 
 
 def extrapolated(results: list[SizeResult], documents: int) -> str | None:
@@ -273,7 +324,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--workdir", type=Path, help="keep the generated files here")
+    parser.add_argument("--child-reference", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child_reference is not None:
+        reference_path(args.child_reference)
+        return 0
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     results: list[SizeResult] = []
     with tempfile.TemporaryDirectory(prefix="grk-bench-million-") as tmp:
@@ -284,7 +339,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{size:,} documents: generated in {result.generate_seconds:.1f} s, run "
                 f"{result.measured.seconds:.1f} s, peak {result.measured.peak_mib:.0f} MiB, "
-                f"exit {result.measured.returncode}",
+                f"exit {result.measured.returncode}; bm25s alone "
+                f"{_reference_seconds(result):.1f} s (ratio {_ratio(result):.2f})",
                 flush=True,
             )
     print(f"document-level BM25, {args.queries:,} queries, depth {DEPTH}, report + items written")
@@ -309,6 +365,14 @@ def main(argv: list[str] | None = None) -> int:
                 peak_gib <= MAX_PEAK_GIB,
             ),
         ]
+        if r.documents >= RATIO_CHECKED_FROM:
+            checks.append(
+                (
+                    f"{r.documents:,}: wall {r.measured.seconds:.1f} s <= {MAX_RATIO:g} x bm25s "
+                    f"alone {_reference_seconds(r):.1f} s (ratio {_ratio(r):.2f})",
+                    _ratio(r) <= MAX_RATIO,
+                )
+            )
         for text, passed in checks:
             print(f"{text}: {'ok' if passed else 'MISS'}")
             ok = ok and passed

@@ -13,8 +13,8 @@ report and the items file. The direct path reads BEIR's JSON Lines, indexes, ret
 scores with pytrec_eval.
 
 Checks (exit status 1 on a miss): the harness's nDCG@10 is within 0.002 of the direct path's;
-its wall time and its peak memory are each at most 1.3 times the direct path's (best of N
-runs each, alternated).
+its wall time is at most 1.2 times the direct path's (issue 28) and its peak memory at most
+1.3 times (best of N runs each, alternated).
 Reference on this data (shared/README.md): nDCG@10 0.6863, recall@100 0.9127, MRR 0.6528.
 """
 
@@ -39,7 +39,8 @@ from groundkit.adapters.beir import adapt_beir_dataset
 
 DEFAULT_SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "data" / "beir" / "scifact"
 NDCG_TOLERANCE = 0.002
-MAX_RATIO = 1.3
+MAX_RATIO = 1.2  # issue 28: the harness at most 1.2x the direct script (wall)
+MAX_MEMORY_RATIO = 1.3
 DEPTH = 100
 
 
@@ -215,7 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     checks = [
         (f"nDCG@10 gap {ndcg_gap:.4f} <= {NDCG_TOLERANCE}", ndcg_gap <= NDCG_TOLERANCE),
         (f"time ratio {time_ratio:.2f} <= {MAX_RATIO}", time_ratio <= MAX_RATIO),
-        (f"peak memory ratio {peak_ratio:.2f} <= {MAX_RATIO}", peak_ratio <= MAX_RATIO),
+        (
+            f"peak memory ratio {peak_ratio:.2f} <= {MAX_MEMORY_RATIO}",
+            peak_ratio <= MAX_MEMORY_RATIO,
+        ),
     ]
     for text, ok in checks:
         print(f"{text}: {'ok' if ok else 'MISS'}")

@@ -61,7 +61,7 @@ def test_a_hit_on_one_copy_scores_the_quote_once(
     result = _run(tmp_path)
     assert result.exit_code == 0, result.output
     report = load_report(tmp_path / "r.json")
-    assert report.schema_version == SCHEMA_VERSION == "2.3"
+    assert report.schema_version == SCHEMA_VERSION == "2.4"
     assert report.run.span_gold == "best-occurrence"
     [gold] = next(q for q in report.queries if q.query_id == "fee").gold
     assert gold.start == start

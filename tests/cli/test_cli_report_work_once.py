@@ -2,8 +2,9 @@
 
 Their speed is measured by ``tests/benchmarks/bench_cli_report_speed.py`` (against the run that
 made the report); these are its causes, checked without a clock: the two commands load none of
-the run's machinery, the page asks the statistics engine for one interval per distinct column
-of a recall curve, and the cyclic collector stays mostly idle while a command reads a report.
+the run's machinery (nor matplotlib: the page draws its plots itself), the page asks the
+statistics engine for one interval per distinct column of a recall curve, and the cyclic
+collector stays mostly idle while a command reads a report.
 Diagnosing every stage once per recorded ranking is checked in ``tests/diagnosis_fixes``.
 """
 
@@ -44,8 +45,10 @@ def test_the_report_page_loads_no_run_machinery(two_stage_report: Path, tmp_path
     code, modules = loaded_by("eval", "report", str(two_stage_report), "--html", str(page))
     assert code == 0
     assert page.is_file()
-    assert "matplotlib" in modules  # the probe sees what the command loaded
+    assert "groundkit.cli.html._plots" in modules  # the probe sees what the command loaded
     assert _loaded(*RUN_MACHINERY, modules=modules) == []
+    # The plots are written as SVG directly: no plotting library (about half a second).
+    assert _loaded("matplotlib", "groundkit.cli.html._sweep", modules=modules) == []
 
 
 def test_export_loads_no_run_machinery_and_no_plotting(

@@ -222,6 +222,6 @@ def test_executor_flag_and_missing_ray_extra(
         == "local"
     )
     monkeypatch.setitem(sys.modules, "ray", None)
-    with pytest.raises(HarnessError, match=r"stage 's': executor = 'ray' needs Ray Data") as raised:
+    with pytest.raises(HarnessError, match=r"stage 's': executor = 'ray' needs Ray: ") as raised:
         require_ray("s")
     assert RAY_INSTALL_HINT in str(raised.value)

@@ -62,9 +62,14 @@ def _settings(cache: Path, executor: str) -> EvalSettings:
     )
 
 
-def test_ray_executor_gives_the_local_embeddings_and_scores(local_ray: Any, tmp_path: Path) -> None:
+def test_ray_executor_gives_the_local_embeddings_and_scores(
+    local_ray: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from groundkit.harness.dense import _ray
     from groundkit.harness.dense._cache import EmbeddingCache
     from groundkit.judgments.corpus import chunk_text
+
+    monkeypatch.setattr(_ray, "DRIVER_HELPS", False)  # the actors encode every group
 
     reports = {
         executor: evaluate(DOCS, JUDGMENTS, _settings(tmp_path / executor, executor))
@@ -93,6 +98,42 @@ def test_ray_executor_gives_the_local_embeddings_and_scores(local_ray: Any, tmp_
     np.testing.assert_array_equal(vectors["ray"], vectors["local"])
 
 
+def _texts(count: int) -> list[str]:
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"]
+    return [" ".join(words[(i + j) % 9] for j in range(3 + i % 7)) for i in range(count)]
+
+
+def test_the_driver_encodes_while_the_actors_start_and_the_vectors_stay_local(
+    local_ray: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Until an actor's first group is back, the driver (its model loaded) takes groups too.
+    # Here the driver's first group waits until an actor has returned one (the actors take
+    # seconds to start), so both sides encode. Each encodes whole groups with the local
+    # path's batches: the vectors are the local ones, bit for bit.
+    import time
+
+    from groundkit.harness.dense._model import DenseIndex
+
+    texts = _texts(48)
+    config = DenseRetriever(batch_size=2, device="cpu")  # groups of 16 texts: 3 groups
+    local = DenseIndex(texts, config, stage="minilm", cache_dir=tmp_path / "local")
+    encode_here = DenseIndex._encode_here
+
+    def after_an_actor(self: Any, remote: Any, positions: Any) -> Any:
+        deadline = time.monotonic() + 120
+        while remote[0].actor_groups == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return encode_here(self, remote, positions)
+
+    monkeypatch.setattr(DenseIndex, "_encode_here", after_an_actor)
+    mixed = DenseIndex(texts, config, stage="minilm", cache_dir=tmp_path / "ray", executor="ray")
+    assert mixed._remote is not None
+    groups = mixed._remote[0]
+    assert groups.driver_groups == 1  # it stops taking once an actor's group is back
+    assert groups.actor_groups == 2
+    np.testing.assert_array_equal(mixed.vectors, local.vectors)
+
+
 def test_the_actors_thread_count_is_read_even_before_torch_is_loaded() -> None:
     # In a fresh process the Ray path may run before any local encoding has imported torch;
     # the actors must still get the count the local path uses, not 1.
@@ -114,21 +155,56 @@ def test_the_actors_thread_count_is_read_even_before_torch_is_loaded() -> None:
 def test_a_driver_that_fails_to_load_its_model_leaves_no_thread_running(
     local_ray: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The actors start before the driver loads its own model. When that load fails, its
-    # error reaches the caller as it would without Ray, and the thread reading the actors'
-    # groups ends (it is told to stop; on a corpus this small it may have finished already).
+    # The driver loads its own model on a thread while Ray starts and the actors begin. When
+    # that load fails, its error reaches the caller as it would without Ray, and the threads
+    # end: the load's, and the one reading the actors' groups (it is told to stop; on a
+    # corpus this small it may have finished already).
     import threading
 
     from groundkit.harness import HarnessError
-    from groundkit.harness.dense import _model
+    from groundkit.harness.dense import _loading, _model
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise HarnessError("stage 'minilm': the model could not be loaded (test)")
 
     monkeypatch.setattr(_model, "load_sentence_transformer", broken)
+    monkeypatch.setattr(_loading, "load_sentence_transformer", broken)
     with pytest.raises(HarnessError, match=r"could not be loaded \(test\)"):
         evaluate(DOCS, JUDGMENTS, _settings(tmp_path, "ray"))
-    readers = [t for t in threading.enumerate() if t.name == "groundkit-ray-groups"]
-    for thread in readers:
+    names = {"groundkit-ray-groups", "groundkit-model-load"}
+    threads = [t for t in threading.enumerate() if t.name in names]
+    for thread in threads:
         thread.join(timeout=120)
-    assert not any(t.is_alive() for t in readers)
+    assert not any(t.is_alive() for t in threads)
+
+
+def test_ray_failing_to_start_waits_for_the_driver_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The driver's model loads on a thread while Ray starts. When Ray's start fails, the
+    # error is raised once that load has ended: no thread is left importing a model while
+    # the process ends (a daemon thread in the middle of an import can crash its exit).
+    import threading
+    import time
+
+    from groundkit.harness import HarnessError
+    from groundkit.harness.dense import _loading, _model
+
+    ended: list[float] = []
+
+    def slow_load(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(0.5)
+        ended.append(time.perf_counter())
+        raise HarnessError("stage 'minilm': not loaded (test)")
+
+    def no_ray(*args: Any, **kwargs: Any) -> Any:
+        raise HarnessError("stage 'minilm': cannot reach the Ray cluster (test)")
+
+    monkeypatch.setattr(_loading, "load_sentence_transformer", slow_load)
+    monkeypatch.setattr(_model.DenseIndex, "_ray_groups", no_ray)
+    with pytest.raises(HarnessError, match=r"cannot reach the Ray cluster \(test\)"):
+        evaluate(DOCS, JUDGMENTS, _settings(tmp_path, "ray"))
+    raised = time.perf_counter()
+    assert ended
+    assert ended[0] <= raised
+    assert not any(t.is_alive() for t in threading.enumerate() if t.name == "groundkit-model-load")

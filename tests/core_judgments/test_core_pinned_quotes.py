@@ -343,7 +343,7 @@ def test_an_older_report_keeps_its_numbers_and_says_its_span_rule(
     assert report.baseline.queries[0].scores == {"span_recall@1": 0.5}  # read, not rescored
     dump_report(report, tmp_path / "new.json")
     written = json.loads((tmp_path / "new.json").read_text(encoding="utf-8"))
-    assert written["schema_version"] == SCHEMA_VERSION == "2.3"
+    assert written["schema_version"] == SCHEMA_VERSION == "2.4"
     assert written["run"]["span_gold"] == "every-occurrence"  # the rule travels with the numbers
     assert load_report(tmp_path / "new.json").run.span_gold == "every-occurrence"
 

@@ -171,7 +171,7 @@ def test_a_report_written_before_columns_still_reads(tmp_path: Path, version: st
     assert found.stages[0].queries == report.stages[0].queries
     dump_report(found, tmp_path / "new.json")  # rewritten as 1.4, the same results
     again = load_report(tmp_path / "new.json")
-    assert again.schema_version == SCHEMA_VERSION == "2.3"  # 2.3: a repeated quote counts once
+    assert again.schema_version == SCHEMA_VERSION == "2.4"  # 2.3: a repeated quote counts once
     assert again.stages == found.stages
 
 

@@ -82,7 +82,7 @@ def test_rewriting_an_old_report_keeps_what_it_recorded(tmp_path: Path) -> None:
     dump_report(load_report(source), target)
     assert source.read_bytes() == before
     written = json.loads(target.read_text(encoding="utf-8"))
-    assert written["schema_version"] == SCHEMA_VERSION == "2.3"  # 2.3: a repeated quote counts once
+    assert written["schema_version"] == SCHEMA_VERSION == "2.4"  # 2.3: a repeated quote counts once
     assert written["stages"][0]["chunker"] == _PARTIAL_CHUNKER
     assert written["stages"][0]["retriever"] == _SETTINGS
     again = load_report(target).stages[0]

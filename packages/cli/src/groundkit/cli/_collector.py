@@ -19,7 +19,7 @@ def few_collections() -> Iterator[None]:
     A report is hundreds of thousands of objects (its hits, scores and traces), alive until the
     command ends and none of them garbage; at the interpreter's default threshold (a
     collection every 700 allocations) the collector walks them again and again while the
-    command validates the report and imports matplotlib: a tenth of ``grk eval report`` and
+    command validates the report and builds its page: a tenth of ``grk eval report`` and
     ``grk eval export`` on SciFact. Reference counting frees everything as before; only a
     cycle waits longer, for the next of fewer collections. The threshold is restored on the
     way out, so a caller that runs the command in its own process keeps its setting.

@@ -1,12 +1,10 @@
-"""Plots of the HTML report, rendered by matplotlib to inline SVG.
+"""Plots of the HTML report, drawn as inline SVG (``_svg``; no plotting library).
 
-Figures are built with ``matplotlib.figure.Figure`` directly, never through pyplot, so no GUI
-backend is involved and the process's backend setting is left alone (the SVG canvas renders
-them, headless like Agg). Rendering is deterministic (fixed hash salt, no date in the
-metadata, no random ids) and keeps text as ``<text>`` elements (``svg.fonttype = "none"``) so
-it stays selectable and takes the page's system font. Math parsing is off: a ``$`` in a stage
-name is a dollar sign. Every figure's element ids get a figure-specific prefix, so several
-inline SVGs never share an id.
+Each plot is written directly: a forest plot of every comparison's interval and verdict, and
+the recall curves by rank and by characters read with their bootstrap bands. Rendering is
+deterministic, text stays ``<text>`` (selectable, in the page's font), every element id has a
+figure-specific prefix so several inline SVGs never share one, and each plot carries a title
+and a description for screen readers.
 
 Colours come from the Okabe–Ito palette (distinct under the common colour-vision
 deficiencies); each stage also has its own line style and marker, and verdicts their own
@@ -15,21 +13,22 @@ marker shape, so nothing is told by colour alone and the plots survive greyscale
 
 from __future__ import annotations
 
-import html
-import io
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import matplotlib as mpl
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
 from groundkit.cli.html._data import Curve
+from groundkit.cli.html._svg import (
+    FONT_SIZE,
+    Canvas,
+    Frame,
+    LegendEntry,
+    legend_columns,
+    legend_height,
+    nice_ticks,
+    text_width,
+    tick_bins,
+)
 from groundkit.judgments.report import StageComparison
 
 __all__ = [
@@ -57,29 +56,9 @@ _DASHES: tuple[tuple[float, ...], ...] = (
     (2.0, 4.0),
 )
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-
-# Typed loosely: matplotlib's stubs key rc_context by a Literal of every rc name.
-_RC: Any = {
-    "svg.fonttype": "none",
-    "svg.hashsalt": "groundkit-html-report",
-    "text.parse_math": False,
-    "font.family": "sans-serif",
-    "font.sans-serif": ["DejaVu Sans"],
-    "font.size": 11.0,
-    "axes.edgecolor": "#4d4d4d",
-    "axes.labelcolor": "#1a1a1a",
-    "axes.linewidth": 0.8,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "xtick.color": "#4d4d4d",
-    "ytick.color": "#4d4d4d",
-    "xtick.labelcolor": "#1a1a1a",
-    "ytick.labelcolor": "#1a1a1a",
-    "grid.color": "#d9d9d9",
-    "grid.linewidth": 0.6,
-    "legend.frameon": False,
-    "figure.dpi": 72.0,
-}
+_PAD = 4.0  # figure margin, points
+_LINE = 1.25 * FONT_SIZE  # height of a line of text
+_BELOW_AXIS = 3.5 + 3.5 + FONT_SIZE  # tick, pad, tick labels
 
 
 @dataclass(frozen=True)
@@ -136,59 +115,87 @@ def stage_styles(names: Sequence[str]) -> dict[str, StageStyle]:
     }
 
 
-# --- SVG post-processing --------------------------------------------------------------------
+def signed_tick(value: float) -> str:
+    """A difference's tick label with as many decimals as it needs (up to 4), signed.
 
-_ID = re.compile(r'\bid="([^"]+)"')
-_REFERENCE = re.compile(r'(\bid="|\bhref="#|url\(#)([^")]+)')
-_HEAD = re.compile(r"\A.*?(<svg\b[^>]*>)", re.DOTALL)
-_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
-_SIZE = re.compile(r'\s(?:width|height)="[^"]*"')
-_VIEWBOX = re.compile(r'viewBox="0 0 ([0-9.]+) ([0-9.]+)"')
-
-
-def _inline_svg(figure: Figure, *, prefix: str, title: str, description: str) -> str:
-    """The figure as an ``<svg>`` element ready to inline in HTML (accessible, unique ids)."""
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", metadata={"Date": None})
-    text = buffer.getvalue()
-    head = _HEAD.match(text)
-    if head is None:  # pragma: no cover - matplotlib always writes an <svg> root
-        raise RuntimeError("matplotlib wrote no <svg> element")
-    root = head.group(1)
-    body = _METADATA.sub("", text[head.end() :], count=1)
-    ids = set(_ID.findall(body))
-    body = _REFERENCE.sub(
-        lambda m: f"{m[1]}{prefix}-{m[2]}" if m[2] in ids else m[0],
-        body,
-    )
-    viewbox = _VIEWBOX.search(root)
-    width = viewbox.group(1) if viewbox else "0"
-    root = _SIZE.sub("", root)
-    label = f"{prefix}-title {prefix}-desc"
-    root = root.replace(
-        "<svg ",
-        f'<svg class="plot" role="img" aria-labelledby="{label}" '
-        f'style="max-width: {float(width) * 96 / 72:.0f}px" ',
-        1,
-    )
-    accessible = (
-        f'<title id="{prefix}-title">{html.escape(title)}</title>'
-        f'<desc id="{prefix}-desc">{html.escape(description)}</desc>'
-    )
-    return root + accessible + body.rstrip() + "\n"
-
-
-def _figure(width: float, height: float) -> Figure:
-    figure = Figure(figsize=(width, height), layout="constrained")
-    figure.patch.set_alpha(0.0)
-    return figure
-
-
-def _percent(value: float, _: int) -> str:
-    return f"{value:.0%}" if math.isfinite(value) else ""
+    Rounding to a fixed two decimals printed a tick at −0.075 as "−0.08", a value the axis
+    does not show; the fewest decimals that write the tick exactly never do that.
+    """
+    if abs(value) < 1e-12:
+        return "0"
+    for places in range(1, 5):
+        if abs(round(value, places) - value) < 1e-9:
+            return f"{value:+.{places}f}"
+    return f"{value:+.4f}"
 
 
 # --- forest plot ----------------------------------------------------------------------------
+
+
+def _verdict_legend() -> list[LegendEntry]:
+    return [
+        LegendEntry(
+            label=verdict,
+            colour=style.colour,
+            marker=style.marker,
+            marker_size=8.0,
+            filled=style.filled,
+            marker_edge_width=1.6,
+        )
+        for verdict, style in VERDICT_STYLES.items()
+    ]
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """Where the forest plot's panels go: one frame per metric, and the legend's layout."""
+
+    frames: list[Frame]
+    legend_columns: int
+    legend_bottom: float
+
+
+_WIDEST_TICK = text_width("+0.00")
+_GAP = _WIDEST_TICK * 0.6 + 6.0  # room for the end tick labels of neighbouring panels
+_LEAST_PANEL = 2.4 * 72  # a panel's least width, however long the stage names
+
+
+def _gutter(stages: Sequence[str]) -> float:
+    """Room left of the first column for the stage names."""
+    return _PAD + max((text_width(s) for s in stages), default=0.0) + 3.5
+
+
+def _forest_width(columns: int, stages: Sequence[str]) -> float:
+    """The figure's width: 3.6 inches a panel plus 1.4, wider when stage names need it."""
+    least = _gutter(stages) + _PAD + _WIDEST_TICK / 2 + (_LEAST_PANEL + _GAP) * columns - _GAP
+    return max((3.6 * columns + 1.4) * 72, least)
+
+
+def _forest_grid(
+    panels: int, stages: Sequence[str], span: float, width: float, height: float
+) -> _Grid:
+    """Panels in rows of at most three (rows as full as possible), sharing the stage axis."""
+    rows = max(1, math.ceil(panels / 3))
+    columns = max(1, math.ceil(panels / rows))
+    labels = list(VERDICT_STYLES)
+    legend_cols = legend_columns(labels, most=len(labels), handle=2 * FONT_SIZE, room=width - 8)
+    legend_rows = math.ceil(len(labels) / legend_cols)
+    gutter = _gutter(stages)
+    panel_width = (width - gutter - _PAD - _WIDEST_TICK / 2 - _GAP * (columns - 1)) / columns
+    title, below = _LINE + 4.0, _BELOW_AXIS + 4.0 + _LINE
+    block = (height - 2 * _PAD - legend_height(legend_rows)) / rows
+    frames = [
+        Frame(
+            left=gutter + (index % columns) * (panel_width + _GAP),
+            top=_PAD + (index // columns) * block + title,
+            width=panel_width,
+            height=block - title - below,
+            x_limits=(-span, span),
+            y_limits=(-0.6, len(stages) - 0.4),
+        )
+        for index in range(panels)
+    ]
+    return _Grid(frames, legend_cols, height - _PAD)
 
 
 def forest_svg(
@@ -211,159 +218,93 @@ def forest_svg(
     """
     stages = list(comparisons)
     panels = [m for m in metrics if any(c.metric == m for cs in comparisons.values() for c in cs)]
-    # At most three panels a row, rows as full as possible (four panels: two by two).
     rows = max(1, math.ceil(len(panels) / 3))
     columns = max(1, math.ceil(len(panels) / rows))
     row_height = 0.42 * len(stages) + 0.9
-    with mpl.rc_context(_RC):
-        figure = _figure(3.6 * columns + 1.4, row_height * rows + 0.55)
-        axes_grid = figure.subplots(rows, columns, squeeze=False, sharey=True)
-        flat: list[Axes] = [ax for row in axes_grid for ax in row]
-        positions = {name: len(stages) - 1 - i for i, name in enumerate(stages)}
-        # One symmetric x range for every panel, so effects compare across metrics at a glance.
-        extent = max(
-            (max(abs(c.low), abs(c.high)) for cs in comparisons.values() for c in cs),
-            default=0.0,
-        )
-        span = extent * 1.12 if extent > 0 else 0.05
-        for ax, metric in zip(flat, panels, strict=False):
-            _forest_panel(ax, metric, comparisons, positions)
-            ax.set_xlim(-span, span)
-        for ax in flat[len(panels) :]:
-            ax.set_visible(False)
-        for ax in flat:
-            ax.set_yticks(range(len(stages)), list(reversed(stages)))
-            ax.set_ylim(-0.6, len(stages) - 0.4)
-        handles: list[Any] = [
-            Line2D(
-                [],
-                [],
-                linestyle="none",
-                marker=style.marker,
-                markersize=8,
-                markerfacecolor=style.colour if style.filled else "white",
-                markeredgecolor=style.colour,
-                markeredgewidth=1.6,
-                label=verdict,
-            )
-            for verdict, style in VERDICT_STYLES.items()
-        ]
-        figure.legend(
-            handles=handles,
-            loc="outside lower center",
-            ncols=len(handles),
-            handletextpad=0.4,
-            columnspacing=1.6,
-        )
-        level = f"{confidence_level:.0%}"
-        description = (
-            f"Difference of each stage from the baseline {baseline} on "
-            f"{', '.join(panels)}, with {level} intervals; the vertical line marks no "
-            "difference. The numbers are in the table below the plot."
-        )
-        return _inline_svg(
-            figure,
-            prefix="forest",
-            title=f"Difference from the baseline {baseline}",
-            description=description,
-        )
-
-
-def signed_tick(value: float) -> str:
-    """A difference's tick label with as many decimals as it needs (up to 4), signed.
-
-    Rounding to a fixed two decimals printed a tick at −0.075 as "−0.08", a value the axis
-    does not show; the fewest decimals that write the tick exactly never do that.
-    """
-    if abs(value) < 1e-12:
-        return "0"
-    for places in range(1, 5):
-        if abs(round(value, places) - value) < 1e-9:
-            return f"{value:+.{places}f}"
-    return f"{value:+.4f}"
+    canvas = Canvas(
+        _forest_width(columns, stages), (row_height * rows + 0.55) * 72, prefix="forest"
+    )
+    # One symmetric x range for every panel, so effects compare across metrics at a glance.
+    extent = max(
+        (max(abs(c.low), abs(c.high)) for cs in comparisons.values() for c in cs),
+        default=0.0,
+    )
+    span = extent * 1.12 if extent > 0 else 0.05
+    grid = _forest_grid(len(panels), stages, span, canvas.width, canvas.height)
+    positions = {name: len(stages) - 1 - i for i, name in enumerate(stages)}
+    for frame, metric in zip(grid.frames, panels, strict=True):
+        first_column = frame.left == grid.frames[0].left
+        _forest_panel(canvas, frame, metric, comparisons, positions, labels=first_column)
+    canvas.legend(
+        _verdict_legend(),
+        bottom=grid.legend_bottom,
+        columns=grid.legend_columns,
+        handle=2 * FONT_SIZE,
+    )
+    level = f"{confidence_level:.0%}"
+    description = (
+        f"Difference of each stage from the baseline {baseline} on "
+        f"{', '.join(panels)}, with {level} intervals; the vertical line marks no "
+        "difference. The numbers are in the table below the plot."
+    )
+    return canvas.svg(title=f"Difference from the baseline {baseline}", description=description)
 
 
 def _forest_panel(
-    ax: Axes,
+    canvas: Canvas,
+    frame: Frame,
     metric: str,
     comparisons: Mapping[str, Sequence[StageComparison]],
     positions: Mapping[str, int],
+    *,
+    labels: bool,
 ) -> None:
-    ax.axvline(0.0, color="#1a1a1a", linewidth=1.1, zorder=1)
+    """One metric's panel: grid, zero line, each stage's interval and verdict marker."""
+    canvas.rect(frame, fill="#ffffff")
+    ticks = nice_ticks(*frame.x_limits, tick_bins(frame.width, vertical=False))
+    canvas.grid(frame, xs=ticks)
+    zero = frame.x(0.0)
+    canvas.line([(zero, frame.top), (zero, frame.bottom)], colour="#1a1a1a", width=1.1)
+    marks: list[tuple[float, float, str]] = []
     for stage, stage_comparisons in comparisons.items():
         for comparison in stage_comparisons:
             if comparison.metric != metric:
                 continue
-            style = VERDICT_STYLES[comparison.outcome]
-            y = positions[stage]
+            y = frame.y(positions[stage])
+            colour = VERDICT_STYLES[comparison.outcome].colour
             # Bar and marker both follow the decision: an interval clear of zero whose exact
             # test did not survive the family's adjustment is dashed, not a claim.
             clear = comparison.low > 0.0 or comparison.high < 0.0
             unclaimed = clear and comparison.outcome not in ("better", "worse")
-            ax.plot(
-                [comparison.low, comparison.high],
-                [y, y],
-                color=style.colour,
-                linewidth=2.2,
-                linestyle=(0, (4, 2)) if unclaimed else "-",
-                solid_capstyle="butt",
-                zorder=2,
+            low, high = frame.x(comparison.low), frame.x(comparison.high)
+            canvas.line(
+                [(low, y), (high, y)], colour=colour, width=2.2, dashes=(4, 2) if unclaimed else ()
             )
-            for end in (comparison.low, comparison.high):
-                ax.plot([end, end], [y - 0.12, y + 0.12], color=style.colour, linewidth=1.4)
-            ax.plot(
-                [comparison.effect],
-                [y],
-                linestyle="none",
-                marker=style.marker,
-                markersize=9,
-                markerfacecolor=style.colour if style.filled else "white",
-                markeredgecolor=style.colour,
-                markeredgewidth=1.6,
-                zorder=3,
-            )
-    ax.set_title(metric, fontsize=11, loc="left", fontweight="bold")
-    ax.set_xlabel("difference (candidate − baseline)")
-    ax.grid(axis="x", zorder=0)
-    ax.tick_params(axis="y", length=0)
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: signed_tick(v)))
+            cap = frame.height / (frame.y_limits[1] - frame.y_limits[0]) * 0.12
+            for end in (low, high):
+                canvas.line([(end, y - cap), (end, y + cap)], colour=colour, width=1.4)
+            marks.append((frame.x(comparison.effect), y, comparison.outcome))
+    for x, y, outcome in marks:  # markers above every bar, as their layer was
+        style = VERDICT_STYLES[outcome]
+        canvas.marker(
+            x,
+            y,
+            style.marker,
+            size=9.0,
+            face=style.colour if style.filled else "white",
+            edge=style.colour,
+            edge_width=1.6,
+        )
+    stage_ticks = [(float(p), name) for name, p in positions.items()] if labels else []
+    canvas.axes(
+        frame, x_ticks=[(t, signed_tick(t)) for t in ticks], y_ticks=stage_ticks, y_tick_length=0.0
+    )
+    canvas.text(frame.left, frame.top - 6.0, metric, anchor="start", bold=True)
+    label_y = frame.bottom + _BELOW_AXIS + 4.0 + 0.76 * FONT_SIZE
+    canvas.text(frame.left + frame.width / 2, label_y, "difference (candidate − baseline)")
 
 
 # --- curves ---------------------------------------------------------------------------------
-
-
-def _curve_axes(
-    ax: Axes,
-    curves: Sequence[Curve],
-    styles: Mapping[str, StageStyle],
-) -> None:
-    for curve in curves:
-        style = styles[curve.stage]
-        x = curve.x.astype(float)
-        ax.fill_between(x, curve.low, curve.high, color=style.colour, alpha=0.13, linewidth=0)
-        ax.plot(
-            x,
-            curve.mean,
-            color=style.colour,
-            linewidth=1.8,
-            dashes=style.dashes if style.dashes else (None, None),
-            marker=style.marker,
-            markersize=5.5,
-            markevery=_mark_every(len(x)),
-            markerfacecolor=style.colour,
-            markeredgecolor="white",
-            markeredgewidth=0.6,
-            label=curve.stage,
-        )
-    ax.set_ylim(0.0, 1.0)
-    ax.yaxis.set_major_formatter(FuncFormatter(_percent))
-    ax.grid(True, which="major")
-    ax.figure.legend(
-        loc="outside lower center",
-        ncols=min(4, len(curves)),
-        handlelength=3.4,
-        columnspacing=1.6,
-    )
 
 
 def _mark_every(count: int) -> list[int]:
@@ -374,64 +315,127 @@ def _mark_every(count: int) -> list[int]:
     return sorted(p for p in picks if 0 <= p < count)
 
 
-def _log_ticks(ax: Axes, ticks: Sequence[int], labels: Sequence[str]) -> None:
-    ax.set_xscale("log")
-    ax.xaxis.set_major_locator(FixedLocator([float(t) for t in ticks]))
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticks([float(t) for t in ticks], list(labels))
+def _curve_legend(curves: Sequence[Curve], styles: Mapping[str, StageStyle]) -> list[LegendEntry]:
+    return [
+        LegendEntry(
+            label=curve.stage,
+            colour=styles[curve.stage].colour,
+            marker=styles[curve.stage].marker,
+            marker_size=5.5,
+            marker_edge="white",
+            marker_edge_width=0.6,
+            line_width=1.8,
+            dashes=styles[curve.stage].dashes,
+        )
+        for curve in curves
+    ]
+
+
+def _curve_plot(
+    curves: Sequence[Curve],
+    styles: Mapping[str, StageStyle],
+    *,
+    prefix: str,
+    x_limits: tuple[float, float],
+    x_ticks: Sequence[tuple[float, str]],
+    labels: tuple[str, str],
+) -> Canvas:
+    """Mean recall per stage on a log x axis with its band, grid, axes and legend."""
+    canvas = Canvas(6.4 * 72, 4.6 * 72, prefix=prefix)
+    handle = 3.4 * FONT_SIZE
+    entries = _curve_legend(curves, styles)
+    columns = legend_columns(
+        [e.label for e in entries], most=4, handle=handle, room=canvas.width - 2 * _PAD
+    )
+    legend = legend_height(math.ceil(len(entries) / columns))
+    y_values = nice_ticks(0.0, 1.0, 9)
+    y_ticks = [(v, f"{v:.0%}") for v in y_values]
+    left = _PAD + _LINE + 4.0 + max(text_width(t) for _, t in y_ticks) + 7.0
+    right = canvas.width - _PAD - text_width(x_ticks[-1][1]) / 2 if x_ticks else canvas.width
+    top = _PAD + FONT_SIZE / 2
+    bottom = canvas.height - _PAD - legend - _LINE - 4.0 - _BELOW_AXIS
+    frame = Frame(left, top, right - left, bottom - top, x_limits, (0.0, 1.0), log_x=True)
+    canvas.rect(frame, fill="#ffffff")
+    clip = canvas.clip(frame)
+    for curve in curves:
+        xs = [frame.x(float(v)) for v in curve.x]
+        canvas.band(
+            list(zip(xs, (frame.y(float(v)) for v in curve.high), strict=True)),
+            list(zip(xs, (frame.y(float(v)) for v in curve.low), strict=True)),
+            colour=styles[curve.stage].colour,
+            opacity=0.13,
+            clip=clip,
+        )
+    canvas.grid(frame, xs=[v for v, _ in x_ticks], ys=y_values)
+    for curve in curves:
+        style = styles[curve.stage]
+        points = [
+            (frame.x(float(x)), frame.y(float(m))) for x, m in zip(curve.x, curve.mean, strict=True)
+        ]
+        canvas.line(points, colour=style.colour, width=1.8, dashes=style.dashes, clip=clip)
+        for index in _mark_every(len(points)):
+            x, y = points[index]
+            canvas.marker(
+                x, y, style.marker, size=5.5, face=style.colour, edge="white", edge_width=0.6
+            )
+    canvas.axes(frame, x_ticks=x_ticks, y_ticks=y_ticks)
+    label_y = frame.bottom + _BELOW_AXIS + 4.0 + 0.76 * FONT_SIZE
+    canvas.text(frame.left + frame.width / 2, label_y, labels[0])
+    canvas.text(_PAD + 0.76 * FONT_SIZE, frame.top + frame.height / 2, labels[1], rotate=True)
+    canvas.legend(entries, bottom=canvas.height - _PAD, columns=columns, handle=handle)
+    return canvas
 
 
 def rank_curve_svg(
     curves: Sequence[Curve], styles: Mapping[str, StageStyle], *, confidence_level: float
 ) -> str:
     """``recall@k`` against ``k`` (log axis) per stage with bootstrap bands."""
-    with mpl.rc_context(_RC):
-        figure = _figure(6.4, 4.6)
-        ax = figure.subplots()
-        _curve_axes(ax, curves, styles)
-        top = int(max((int(c.x[-1]) for c in curves), default=1))
-        ticks = [t for t in (1, 2, 3, 5, 10, 20, 30, 50, 100) if t <= top]
-        if top not in ticks:
-            ticks.append(top)
-        _log_ticks(ax, ticks, [str(t) for t in ticks])
-        ax.set_xlim(0.9, top * 1.1)
-        ax.set_xlabel("rank cutoff k (log scale)")
-        ax.set_ylabel("recall@k (share of gold quotes found)")
-        level = f"{confidence_level:.0%}"
-        return _inline_svg(
-            figure,
-            prefix="rank-curve",
-            title="Recall at rank k",
-            description=(
-                f"Mean recall@k for k from 1 to {top} for each stage, with {level} bootstrap "
-                "bands over queries. Selected values are in the table below the plot."
-            ),
-        )
+    top = int(max((int(c.x[-1]) for c in curves), default=1))
+    ticks = [t for t in (1, 2, 3, 5, 10, 20, 30, 50, 100) if t <= top]
+    if top not in ticks:
+        ticks.append(top)
+    canvas = _curve_plot(
+        curves,
+        styles,
+        prefix="rank-curve",
+        x_limits=(0.9, max(top * 1.1, 1.0)),
+        x_ticks=[(float(t), str(t)) for t in ticks],
+        labels=("rank cutoff k (log scale)", "recall@k (share of gold quotes found)"),
+    )
+    level = f"{confidence_level:.0%}"
+    return canvas.svg(
+        title="Recall at rank k",
+        description=(
+            f"Mean recall@k for k from 1 to {top} for each stage, with {level} bootstrap "
+            "bands over queries. Selected values are in the table below the plot."
+        ),
+    )
 
 
 def budget_curve_svg(
     curves: Sequence[Curve], styles: Mapping[str, StageStyle], *, confidence_level: float
 ) -> str:
     """Recall within the first N characters read (log axis) per stage with bootstrap bands."""
-    with mpl.rc_context(_RC):
-        figure = _figure(6.4, 4.6)
-        ax = figure.subplots()
-        _curve_axes(ax, curves, styles)
-        low = int(min((int(c.x[0]) for c in curves), default=250))
-        high = int(max((int(c.x[-1]) for c in curves), default=20_000))
-        candidates = (250, 500, 1000, 2000, 5000, 10_000, 20_000)
-        ticks = [t for t in candidates if low <= t <= high] or [low, high]
-        _log_ticks(ax, ticks, [f"{t:,}" for t in ticks])
-        ax.set_xlim(low / 1.08, high * 1.08)
-        ax.set_xlabel("characters read, best hit first (log scale)")
-        ax.set_ylabel("recall (share of gold quotes found)")
-        level = f"{confidence_level:.0%}"
-        return _inline_svg(
-            figure,
-            prefix="budget-curve",
-            title="Recall at equal context budget",
-            description=(
-                f"Mean recall within the first N characters of the ranked hits, N from {low:,} "
-                f"to {high:,}, for each stage, with {level} bootstrap bands over queries."
-            ),
-        )
+    low = int(min((int(c.x[0]) for c in curves), default=250))
+    high = int(max((int(c.x[-1]) for c in curves), default=20_000))
+    candidates = (250, 500, 1000, 2000, 5000, 10_000, 20_000)
+    ticks = [t for t in candidates if low <= t <= high] or sorted({low, high})
+    canvas = _curve_plot(
+        curves,
+        styles,
+        prefix="budget-curve",
+        x_limits=(low / 1.08, high * 1.08),
+        x_ticks=[(float(t), f"{t:,}") for t in ticks],
+        labels=(
+            "characters read, best hit first (log scale)",
+            "recall (share of gold quotes found)",
+        ),
+    )
+    level = f"{confidence_level:.0%}"
+    return canvas.svg(
+        title="Recall at equal context budget",
+        description=(
+            f"Mean recall within the first N characters of the ranked hits, N from {low:,} "
+            f"to {high:,}, for each stage, with {level} bootstrap bands over queries."
+        ),
+    )

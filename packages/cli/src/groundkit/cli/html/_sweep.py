@@ -1,24 +1,105 @@
 """The sweep's HTML page (``sweep.html``): the Pareto front plotted and tabled.
 
-Built from the same pieces as the report page (``_html_template``: escaping, the number rule,
-the stylesheet and the page frame; ``_html_plots``: matplotlib to inline SVG in the report's
-style), so it is as self-contained, static and deterministic as the report.
+Built from the same pieces as the report page (``_template``: escaping, the number rule, the
+stylesheet and the page frame; ``_plots``: the verdict styles), so it is as self-contained,
+static and deterministic as the report. Its scatter plot, with labels placed around the
+points, is drawn by matplotlib (``matplotlib.figure.Figure`` directly, never pyplot, so no GUI
+backend is involved and the process's backend setting is left alone) and inlined as SVG:
+deterministic (fixed hash salt, no date in the metadata), text kept as ``<text>``
+(``svg.fonttype = "none"``), math parsing off (a ``$`` in a name is a dollar sign), ids
+prefixed. The report page itself needs no matplotlib (``_svg``), so this module is imported
+only when a sweep's page is written.
 """
 
 from __future__ import annotations
 
+import html
+import io
+import re
 from typing import Any
 
 import matplotlib as mpl
+from matplotlib.figure import Figure
 
 from groundkit.cli.__about__ import __version__
-from groundkit.cli.html._plots import _RC, VERDICT_STYLES, _figure, _inline_svg
+from groundkit.cli.html._plots import VERDICT_STYLES
 from groundkit.cli.html._template import esc, fmt_count, number_cell, page, verdict_badge
 from groundkit.harness import SweepSummary
 from groundkit.harness.sweep import SweepPoint, pareto_front
 from groundkit.judgments.report import StageComparison
 
 __all__ = ["render_sweep_html", "sweep_scatter_svg"]
+
+# Typed loosely: matplotlib's stubs key rc_context by a Literal of every rc name.
+_RC: Any = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "groundkit-html-report",
+    "text.parse_math": False,
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans"],
+    "font.size": 11.0,
+    "axes.edgecolor": "#4d4d4d",
+    "axes.labelcolor": "#1a1a1a",
+    "axes.linewidth": 0.8,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "xtick.color": "#4d4d4d",
+    "ytick.color": "#4d4d4d",
+    "xtick.labelcolor": "#1a1a1a",
+    "ytick.labelcolor": "#1a1a1a",
+    "grid.color": "#d9d9d9",
+    "grid.linewidth": 0.6,
+    "legend.frameon": False,
+    "figure.dpi": 72.0,
+}
+
+# --- SVG post-processing --------------------------------------------------------------------
+
+_ID = re.compile(r'\bid="([^"]+)"')
+_REFERENCE = re.compile(r'(\bid="|\bhref="#|url\(#)([^")]+)')
+_HEAD = re.compile(r"\A.*?(<svg\b[^>]*>)", re.DOTALL)
+_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
+_SIZE = re.compile(r'\s(?:width|height)="[^"]*"')
+_VIEWBOX = re.compile(r'viewBox="0 0 ([0-9.]+) ([0-9.]+)"')
+
+
+def _inline_svg(figure: Figure, *, prefix: str, title: str, description: str) -> str:
+    """The figure as an ``<svg>`` element ready to inline in HTML (accessible, unique ids)."""
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
+    text = buffer.getvalue()
+    head = _HEAD.match(text)
+    if head is None:  # pragma: no cover - matplotlib always writes an <svg> root
+        raise RuntimeError("matplotlib wrote no <svg> element")
+    root = head.group(1)
+    body = _METADATA.sub("", text[head.end() :], count=1)
+    ids = set(_ID.findall(body))
+    body = _REFERENCE.sub(
+        lambda m: f"{m[1]}{prefix}-{m[2]}" if m[2] in ids else m[0],
+        body,
+    )
+    viewbox = _VIEWBOX.search(root)
+    width = viewbox.group(1) if viewbox else "0"
+    root = _SIZE.sub("", root)
+    label = f"{prefix}-title {prefix}-desc"
+    root = root.replace(
+        "<svg ",
+        f'<svg class="plot" role="img" aria-labelledby="{label}" '
+        f'style="max-width: {float(width) * 96 / 72:.0f}px" ',
+        1,
+    )
+    accessible = (
+        f'<title id="{prefix}-title">{html.escape(title)}</title>'
+        f'<desc id="{prefix}-desc">{html.escape(description)}</desc>'
+    )
+    return root + accessible + body.rstrip() + "\n"
+
+
+def _figure(width: float, height: float) -> Figure:
+    figure = Figure(figsize=(width, height), layout="constrained")
+    figure.patch.set_alpha(0.0)
+    return figure
+
 
 _NAV = (("front", "Pareto front"), ("arms", "Arms"))
 _FRONT_COLOUR, _OTHER_COLOUR, _BASELINE_COLOUR = "#0072B2", "#9a9a9a", "#000000"

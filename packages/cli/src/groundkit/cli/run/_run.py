@@ -247,7 +247,7 @@ def write_run_outputs(
         items = None if items_path is None else items_text(report)
         html = None
         if html_path is not None:
-            # Imported here: matplotlib loads only when a page is asked for.
+            # Imported here: the page's code loads only when a page is asked for.
             from groundkit.cli.html import render as render_html_report
 
             html = render_html_report(report)

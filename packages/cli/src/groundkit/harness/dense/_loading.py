@@ -196,3 +196,49 @@ def _load(factory: Any, model: str, stage: str, device: str = "cpu") -> Any:
             f"stage {stage!r}: cannot load model {model!r} on {device!r}: "
             f"{type(error).__name__}: {' '.join(str(error).split())[:200]}{hint}"
         ) from None
+
+
+class BackgroundLoad:
+    """:func:`load_sentence_transformer` on a daemon thread; :meth:`result` waits for it.
+
+    The ``ray`` executor loads the driver's model this way while ``ray.init`` (which must run
+    in the calling thread) waits for the processes it started: the two overlap instead of
+    adding up. A load nobody waits for (Ray failed to start) ends on its own; the process
+    does not wait for it at exit.
+    """
+
+    def __init__(self, model: str, *, stage: str, device: str, precision: str) -> None:
+        import threading
+
+        self._model: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._run,
+            args=(model, stage, device, precision),
+            name="groundkit-model-load",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def _run(self, model: str, stage: str, device: str, precision: str) -> None:
+        try:
+            self._model = load_sentence_transformer(
+                model, stage=stage, device=device, precision=precision
+            )
+        except BaseException as error:  # raised again in the thread that waits
+            self._error = error
+
+    def wait(self) -> None:
+        """Wait for the load to end, whatever its outcome (nothing is raised)."""
+        self._thread.join()
+
+    def result(self) -> Any:
+        """The loaded model (waits); the load's own error is raised here.
+
+        Raises:
+            HarnessError: The model could not be loaded (as :func:`load_sentence_transformer`).
+        """
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._model

@@ -29,6 +29,7 @@ from groundkit.harness.dense._cache import EmbeddingCache
 from groundkit.harness.dense._encode import BatchEncoder
 from groundkit.harness.dense._loading import (
     LOAD_MODEL_PHASE,
+    BackgroundLoad,
     cache_model_id,
     load_sentence_transformer,
     resolve_device,
@@ -99,7 +100,7 @@ class DenseIndex:
         progress: Optional ``(phase, done, total)`` callback (phases ``load model``,
             ``embed``, ``retrieve``).
         model: An already loaded model (tests, or several stages sharing one).
-        executor: ``local`` (this process) or ``ray`` (Ray Data actors, extra ``ray``).
+        executor: ``local`` (this process) or ``ray`` (Ray actors, extra ``ray``).
         ray_address: The Ray cluster to join (``None``: ``RAY_ADDRESS``, or a local instance).
 
     Attributes:
@@ -143,31 +144,16 @@ class DenseIndex:
         rows, digests = cache.lookup(prefixed)
         missing = [i for i, row in enumerate(rows) if row is None]
         self.embedded = len(missing)
-        # Ray's actors start before this process loads its own model: the two overlap.
-        remote = self._ray_groups(prefixed, missing) if executor == "ray" else None
-        if model is None:
-            if progress is not None:
-                progress(LOAD_MODEL_PHASE, 0, 1)
-            try:
-                model = load_sentence_transformer(
-                    config.model, stage=stage, device=self.device, precision=self.precision
-                )
-            except BaseException:
-                if remote is not None:
-                    remote[1].close()  # nothing will read the actors' groups now
-                raise
-        if progress is not None:
-            progress(LOAD_MODEL_PHASE, 1, 1)
-        self.model = model
+        self.model = self._loaded(model, prefixed, missing, progress)
         self.encoder = BatchEncoder(
-            model,
+            self.model,
             config.batch_size,
             overlap=overlap_wanted(config.overlap_tokenization, self.device),
         )
         self.search_seconds = 0.0
         max_len = getattr(self.model, "max_seq_length", None)
         self.encoder_max_tokens: int | None = int(max_len) if max_len else None
-        matrix = self._embed(prefixed, missing, digests, cache, progress, remote)
+        matrix = self._embed(prefixed, missing, digests, cache, progress, self._remote)
         known = [i for i, row in enumerate(rows) if row is not None]
         if known:
             if matrix is None:
@@ -186,6 +172,52 @@ class DenseIndex:
             from groundkit.harness.dense._search import TorchSearch
 
             self.torch_search = TorchSearch(self.vectors, self.search_device)
+
+    def _loaded(
+        self, model: Any, texts: Sequence[str], missing: list[int], progress: ProgressHook | None
+    ) -> Any:
+        """The driver's model, with the Ray actors (``self._remote``) started alongside.
+
+        On Ray, the driver's model loads on a thread while ``ray.init`` waits here for the
+        processes it starts, and the actors start while that load goes on: the three overlap.
+        The model load's seconds then include Ray's start (they are one wait).
+        """
+        config, stage = self.config, self._stage
+        self._remote: RayStarted | None = None
+        self._driver_encoded = False
+        background = None
+        if model is None and progress is not None:
+            progress(LOAD_MODEL_PHASE, 0, 1)
+        if model is None and self._executor == "ray" and missing:
+            from groundkit.harness.dense._ray import require_ray
+
+            require_ray(stage)  # a missing extra is said before any loading starts
+            background = BackgroundLoad(
+                config.model, stage=stage, device=self.device, precision=self.precision
+            )
+        if self._executor == "ray":
+            try:
+                self._remote = self._ray_groups(texts, missing)
+            except BaseException:
+                if background is not None:
+                    background.wait()  # not left importing while the process ends
+                raise
+        if model is None:
+            try:
+                model = (
+                    background.result()
+                    if background is not None
+                    else load_sentence_transformer(
+                        config.model, stage=stage, device=self.device, precision=self.precision
+                    )
+                )
+            except BaseException:
+                if self._remote is not None:
+                    self._remote[1].close()  # nothing will read the actors' groups now
+                raise
+        if progress is not None:
+            progress(LOAD_MODEL_PHASE, 1, 1)
+        return model
 
     def _dimension(self) -> int:
         # sentence-transformers renamed the method; use whichever this version has.
@@ -226,7 +258,7 @@ class DenseIndex:
             return None
         encoded: Iterable[tuple[npt.NDArray[np.int64], FloatMatrix]]
         if remote is not None:
-            encoded = remote[1]
+            encoded = remote[1].helped(lambda positions: self._encode_here(remote, positions))
         else:
             todo = [texts[i] for i in missing]
             groups = length_groups(todo, max(self.config.batch_size * _GROUP_BATCHES, 1))
@@ -243,8 +275,15 @@ class DenseIndex:
             if progress is not None:
                 progress("embed", done, len(missing))
         if remote is not None:
-            self.device = ",".join(sorted(remote[0].devices)) or self.device
+            devices = remote[0].devices | ({self.device} if self._driver_encoded else set())
+            self.device = ",".join(sorted(devices)) or self.device
         return matrix
+
+    def _encode_here(self, remote: RayStarted, positions: npt.NDArray[np.int64]) -> FloatMatrix:
+        """One of the Ray groups encoded by this process (while the actors start)."""
+        self._driver_encoded = True
+        ((_, vectors),) = self.encoder.encode_groups(remote[0].texts, [positions])
+        return vectors
 
     def _normalise(self, matrix: FloatMatrix) -> FloatMatrix:
         if not self.config.normalize:

@@ -1,14 +1,15 @@
-"""The ``ray`` executor of dense stages: chunk embeddings from Ray Data actors (extra ``ray``).
+"""The ``ray`` executor of dense stages: chunk embeddings from Ray actors (extra ``ray``).
 
 The chunk texts not in the embedding cache are cut into the same length-sorted groups as the
-local path (:func:`groundkit.harness.dense._model.length_groups`); each group is one row of a Ray
-dataset, and ``map_batches`` hands one row at a time to an actor that loaded the model once.
-An actor encodes its group with one ``encode`` call of the stage's ``batch_size``, as the
-local path does, so the batches — and the embeddings — are the same. The groups stream back to
-the driver, which writes each to the embedding cache as it arrives (the crash safety of the
-local path). Actors take a GPU each when the cluster has GPUs and the stage's device allows
-one; otherwise one CPU each. The queries are encoded on the driver, whose copy of the model
-loads while the actors start: :meth:`RayGroups.start` connects, then iterates in a thread.
+local path (:func:`groundkit.harness.dense._model.length_groups`); each free actor, which
+loaded the model once, is handed the next group. An actor encodes its group with one
+``encode`` call of the stage's ``batch_size``, as the local path does, so the batches — and
+the embeddings — are the same. The groups stream back to the driver, which writes each to the
+embedding cache as it arrives (the crash safety of the local path). Actors take a GPU each
+when the cluster has GPUs and the stage's device allows one; otherwise the driver's CPU thread
+count each. The queries are encoded on the driver, whose copy of the model loads while Ray
+starts and the actors load theirs: :meth:`RayGroups.start` connects, then iterates in a
+thread.
 
 Ray is imported only when a run asks for it.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -30,20 +31,23 @@ __all__ = ["RAY_INSTALL_HINT", "GroupEncoder", "RayGroups", "RayResults", "requi
 
 RAY_INSTALL_HINT = "pip install 'groundkit-cli[ray]'"
 FloatMatrix = npt.NDArray[np.float32]
+_STARTING_POLL_SECONDS = 0.05
+DRIVER_HELPS = True
+"""Whether the driver encodes groups itself until the first actor's group is back (tests
+switch it off to have the actors encode everything)."""
 
 
 def require_ray(stage: str) -> Any:
-    """The ``ray`` module (with Ray Data).
+    """The ``ray`` module (Ray Core: actors and tasks; Ray Data is not used).
 
     Raises:
         HarnessError: Ray is not installed (naming the extra).
     """
     try:
         import ray
-        import ray.data  # Ray Data is in the extra, not in every ray install
     except ImportError:
         raise HarnessError(
-            f"stage {stage!r}: executor = 'ray' needs Ray Data: {RAY_INSTALL_HINT}"
+            f"stage {stage!r}: executor = 'ray' needs Ray: {RAY_INSTALL_HINT}"
         ) from None
     return ray
 
@@ -86,6 +90,10 @@ class GroupEncoder:
             model, stage="ray actor", device=self.device, precision=precision
         )
         self.batch_size = batch_size
+
+    def ready(self) -> bool:
+        """True once the model is loaded (the actor's construction is done)."""
+        return True
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         """Positions and raw float32 embeddings of every text of the batch's groups."""
@@ -142,6 +150,8 @@ class RayGroups:
 
     Attributes:
         devices: The devices the actors ran on (known once iterated).
+        actor_groups: Groups the actors encoded.
+        driver_groups: Groups the driver encoded while the actors started.
     """
 
     def __init__(
@@ -155,11 +165,31 @@ class RayGroups:
     ) -> None:
         self._ray = require_ray(stage)
         self._precision = precision
-        self._texts = texts
+        self.texts = texts
         self._groups = groups
         self._config = config
         self._address = address
+        self._handed = 0
+        self._lock = threading.Lock()
         self.devices: set[str] = set()
+        self.actor_groups = 0
+        self.driver_groups = 0
+
+    def take(self) -> int | None:
+        """The number of the next group nobody took yet (actors and driver share them)."""
+        with self._lock:
+            if self._handed >= len(self._groups):
+                return None
+            self._handed += 1
+            return self._handed - 1
+
+    def group(self, number: int) -> npt.NDArray[np.int64]:
+        """The positions (in :attr:`texts`) of group ``number``."""
+        return self._groups[number]
+
+    def _item(self, number: int) -> dict[str, Any]:
+        positions = self._groups[number].tolist()
+        return {"positions": [positions], "texts": [[self.texts[i] for i in positions]]}
 
     def start(self) -> RayResults:
         """Connect here, then run the groups in a thread; iterate the result as they arrive.
@@ -174,12 +204,6 @@ class RayGroups:
     def __iter__(self) -> Iterator[tuple[npt.NDArray[np.int64], FloatMatrix]]:
         ray = self._ray
         _connect(ray, self._address)
-        context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = False  # the harness draws its own bar
-        items = [
-            {"positions": group.tolist(), "texts": [self._texts[i] for i in group.tolist()]}
-            for group in self._groups
-        ]
         resources = ray.cluster_resources()
         gpus = int(resources.get("GPU", 0))
         device = self._config.device
@@ -188,26 +212,78 @@ class RayGroups:
         threads = None if wants_gpu else min(_driver_threads(), cpus)
         workers = gpus if threads is None else max(1, cpus // threads)
         placement = {"num_gpus": 1} if threads is None else {"num_cpus": threads}
-        dataset = ray.data.from_items(items).map_batches(
-            GroupEncoder,
-            fn_constructor_kwargs={
-                "model": self._config.model,
-                "device": self._config.device,
-                "batch_size": self._config.batch_size,
-                "threads": threads,
-                "precision": self._precision,
-            },
-            batch_size=1,
-            batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=max(1, min(len(items), workers))),
-            **placement,
-        )
-        for batch in dataset.iter_batches(batch_size=None, batch_format="numpy"):
-            self.devices.update(str(d) for d in np.unique(batch["device"]).tolist())
-            yield (
-                np.asarray(batch["position"], dtype=np.int64),
-                np.asarray(batch["vector"], dtype=np.float32),
+        # Plain actors, each fed its next group when it is free (the first result came about
+        # a second sooner than through Ray Data's streaming executor on a 2-core machine).
+        actor = ray.remote(max_restarts=0, **placement)(GroupEncoder)
+        actors = [
+            actor.remote(
+                model=self._config.model,
+                device=self._config.device,
+                batch_size=self._config.batch_size,
+                threads=threads,
+                precision=self._precision,
             )
+            for _ in range(max(1, min(len(self._groups), workers)))
+        ]
+        try:
+            yield from self._results(ray, actors)
+        finally:
+            for each in actors:
+                ray.kill(each)
+
+    def _results(
+        self, ray: Any, actors: list[Any]
+    ) -> Iterator[tuple[npt.NDArray[np.int64], FloatMatrix]]:
+        """Each group's embeddings as an actor finishes it, the next group given to that actor.
+
+        An actor is given its first group once its model is loaded, not before: a group
+        queued on an actor still starting would wait there while the driver, already loaded,
+        could encode it (:meth:`RayResults.helped`). Nothing left to give and nothing
+        running ends the iteration, even with actors still starting.
+        """
+        starting = {each.ready.remote(): each for each in actors}
+        running: dict[Any, Any] = {}
+        while running or (starting and self.left()):
+            # Only actors still starting: look again now and then whether the driver took
+            # what was left (then nothing waits for them).
+            timeout = None if running else _STARTING_POLL_SECONDS
+            done_refs, _ = ray.wait([*starting, *running], num_returns=1, timeout=timeout)
+            if not done_refs:
+                continue
+            done = done_refs[0]
+            free = starting.pop(done, None)
+            batch = None
+            if free is None:
+                free = running.pop(done)
+                batch = _got(ray, done)
+            else:
+                _got(ray, done)  # the actor's own error, when its model did not load
+            number = self.take()
+            if number is not None:
+                running[free.__call__.remote(self._item(number))] = free
+            if batch is not None:
+                self.actor_groups += 1
+                self.devices.update(str(d) for d in np.unique(batch["device"]).tolist())
+                yield (
+                    np.asarray(batch["position"], dtype=np.int64),
+                    np.asarray(batch["vector"], dtype=np.float32),
+                )
+
+    def left(self) -> bool:
+        """Whether a group is still to be taken."""
+        with self._lock:
+            return self._handed < len(self._groups)
+
+
+def _got(ray: Any, ref: Any) -> Any:
+    """``ray.get(ref)``, the actor's own exception raised as it was raised there."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayError as error:
+        cause = getattr(error, "cause", None)
+        if isinstance(cause, Exception):
+            raise cause from None
+        raise
 
 
 class RayResults:
@@ -218,6 +294,7 @@ class RayResults:
     """
 
     def __init__(self, groups: RayGroups) -> None:
+        self.groups = groups
         self._arrived: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._stop = threading.Event()
         threading.Thread(
@@ -240,10 +317,39 @@ class RayResults:
         self._stop.set()
 
     def __iter__(self) -> Iterator[tuple[npt.NDArray[np.int64], FloatMatrix]]:
+        return self.helped(None)
+
+    def helped(
+        self, encode: Callable[[npt.NDArray[np.int64]], FloatMatrix] | None
+    ) -> Iterator[tuple[npt.NDArray[np.int64], FloatMatrix]]:
+        """The groups as they arrive; until the first arrives, ``encode`` takes groups too.
+
+        Ray starts in seconds and each actor loads its own model; the driver's model is
+        loaded by then, so it encodes groups itself (the local path's batches: the same
+        vectors) rather than wait. Once an actor's first group is back, the driver only
+        reads: on one machine the two would share the same cores, and a driver slower than
+        the actors (a CPU beside GPUs) must not hold many groups.
+
+        Args:
+            encode: The driver's encoder of a group's texts (by positions); ``None``: read only.
+        """
+        waiting = encode is not None and DRIVER_HELPS
         while True:
-            kind, value = self._arrived.get()
+            message: tuple[str, Any] | None = None
+            if waiting:
+                try:
+                    message = self._arrived.get_nowait()
+                except queue.Empty:
+                    number = self.groups.take()
+                    if number is not None and encode is not None:
+                        positions = self.groups.group(number)
+                        self.groups.driver_groups += 1
+                        yield positions, encode(positions)
+                        continue
+            kind, value = message if message is not None else self._arrived.get()
             if kind == "end":
                 return
             if kind == "error":
                 raise value
+            waiting = False
             yield value

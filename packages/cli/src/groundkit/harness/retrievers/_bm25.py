@@ -9,6 +9,9 @@ loop, several times faster); :class:`TokenColumns` also gives the array as a lis
 made on demand, to bm25s's own code. A large index is then saved and memory-mapped
 (``BM25.load_scores(mmap=True)``) so that its pages are the operating system's to evict while
 the run goes on.
+
+A large corpus is analysed on several cores (forked processes, merged bit-identically) and
+many queries are scored on threads: see :mod:`._bm25_workers` and the ``workers`` setting.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, overload
 
@@ -29,6 +33,15 @@ import numpy.typing as npt
 import Stemmer
 
 from groundkit.harness._errors import HarnessError
+from groundkit.harness.retrievers._bm25_workers import (
+    AnalysedPart,
+    analyse_in_parts,
+    blocks,
+    merge_parts,
+    plan_parts,
+    resolve_workers,
+    search_threads,
+)
 from groundkit.harness.retrievers._builtin import Bm25Retriever
 from groundkit.harness.run._ranking import top_k
 
@@ -278,12 +291,45 @@ class LexicalAnalyzer:
         stemmer = config.stemmer
         self.stemmer: Any = None if stemmer in {None, "none"} else Stemmer.Stemmer(stemmer)
 
-    def tokenize_ids(self, texts: Sequence[str]) -> tuple[TokenColumns, dict[str, int]]:
+    def tokenize_ids(
+        self, texts: Sequence[str], workers: int = 1
+    ) -> tuple[TokenColumns, dict[str, int]]:
         """Token ids of many texts and the vocabulary (term -> id), as ``bm25s.tokenize``.
 
         A text's ids are those ``bm25s.tokenize`` gives it, up to the numbering of the terms
         (here in order of first appearance), analysed ``_BATCH_TEXTS`` texts at a time.
         """
+        columns, vocabulary, _ = self.analyse(texts, workers)
+        return columns, vocabulary
+
+    def analyse(
+        self, texts: Sequence[str], workers: int = 1
+    ) -> tuple[TokenColumns, dict[str, int], int]:
+        """:meth:`tokenize_ids` on up to ``workers`` processes, and the processes it took.
+
+        A corpus large enough to pay for it (see :func:`~._bm25_workers.plan_parts`) is cut
+        into contiguous parts analysed by forked workers; the parts are merged so that the
+        token array, the offsets and the vocabulary are bit-identical to one process's.
+        """
+        sizes = np.fromiter(map(len, texts), np.int64, len(texts))
+        parts = plan_parts(sizes, workers)
+        if len(parts) == 1:
+            flat, lengths, vocabulary = self._analysed(texts)
+        else:
+            flat, lengths, vocabulary = merge_parts(analyse_in_parts(self._part, texts, parts))
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return TokenColumns(flat, offsets), vocabulary, len(parts)
+
+    def _part(self, texts: Sequence[str]) -> AnalysedPart:
+        """One part of the texts analysed alone (its terms numbered from 0)."""
+        flat, lengths, vocabulary = self._analysed(texts)
+        return AnalysedPart(flat, lengths, list(vocabulary))
+
+    def _analysed(
+        self, texts: Sequence[str]
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64], dict[str, int]]:
+        """The flat token ids of ``texts``, tokens per text and the vocabulary, in one pass."""
         stop = frozenset(self.stopwords)
         vocabulary: dict[str, int] = {}
         stem = self.stemmer.stemWord if self.stemmer is not None else None
@@ -303,10 +349,8 @@ class LexicalAnalyzer:
                 owner[kept_mask], minlength=len(words)
             )
             pieces.append(ids[kept_mask])
-        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
         flat = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int32)
-        return TokenColumns(flat, offsets), vocabulary
+        return flat, lengths, vocabulary
 
     def terms(self, texts: Sequence[str]) -> list[list[str]]:
         """The analysed terms of each text."""
@@ -329,6 +373,11 @@ class Bm25Index:
         texts: The chunk texts, in chunk-id order.
         config: BM25 settings.
         progress: Optional ``(phase, done, total)`` callback.
+
+    Attributes:
+        workers: The most processes or threads the index and its searches ran on so far
+            (1: one core): analysis processes for a large corpus, search threads for many
+            queries, within the ``workers`` setting (default: the available cores).
     """
 
     def __init__(
@@ -343,7 +392,8 @@ class Bm25Index:
         self.size = len(texts)
         if progress is not None:
             progress("index", 0, 1)
-        columns, vocabulary = self.analyzer.tokenize_ids(texts)
+        self._cores = resolve_workers(config.workers)
+        columns, vocabulary, self.workers = self.analyzer.analyse(texts, self._cores)
         # Kept to tell which chunks share a term with a query without analysing them again.
         self._chunk_terms = columns
         self._vocabulary = vocabulary
@@ -392,20 +442,43 @@ class Bm25Index:
         vocabulary = self._vocabulary
         for query, terms in zip(queries, query_terms, strict=True):
             self._query_terms[query] = frozenset(vocabulary[t] for t in terms if t in vocabulary)
+        model = self._model
+        known: list[list[int]] = [
+            model.get_tokens_ids(terms) if terms and model is not None else []
+            for terms in query_terms
+        ]
+        threads = search_threads(self._cores, len(queries), self.size) if k and model else 1
+        self.workers = max(self.workers, threads)
         results: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] = []
-        step = max(1, len(queries) // 100)
-        for number, terms in enumerate(query_terms):
-            model = self._model
-            known = model.get_tokens_ids(terms) if terms and model is not None else []
-            if model is None or not known or k == 0:
-                results.append((np.zeros(0, np.int64), np.zeros(0, np.float64)))
-            else:
-                scores = model.get_scores_from_ids(known)
-                ids = top_k(scores, k, positive_only=True)
-                results.append((ids, scores[ids].astype(np.float64)))
-            if progress is not None and (number % step == 0 or number == len(queries) - 1):
-                progress("retrieve", number + 1, len(queries))
+        if threads == 1:
+            step = max(1, len(queries) // 100)
+            for number, ids in enumerate(known):
+                results.append(self._top(ids, k))
+                if progress is not None and (number % step == 0 or number == len(queries) - 1):
+                    progress("retrieve", number + 1, len(queries))
+            return results
+
+        def block(numbers: range) -> list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]]:
+            return [self._top(known[number], k) for number in numbers]
+
+        # Blocks are scored on the threads and collected in query order: the serial results.
+        with ThreadPoolExecutor(threads, thread_name_prefix="grk-bm25") as pool:
+            for found in pool.map(block, blocks(len(known))):
+                results.extend(found)
+                if progress is not None:
+                    progress("retrieve", len(results), len(queries))
         return results
+
+    def _top(
+        self, known: list[int], k: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """The ``k`` best chunks for a query's known term ids (none without a term)."""
+        model = self._model
+        if model is None or not known or k == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        scores = model.get_scores_from_ids(known)
+        ids = top_k(scores, k, positive_only=True)
+        return ids, scores[ids].astype(np.float64)
 
     def shares_term(self, query: str, chunk: int) -> bool:
         """Whether chunk ``chunk`` contains an analysed term of ``query``."""

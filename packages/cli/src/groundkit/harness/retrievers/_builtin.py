@@ -10,9 +10,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, ValidationInfo, field_serializer, field_validator, model_validator
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_serializer,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from groundkit.harness._limits import DEFAULT_COMMAND_TIMEOUT
 from groundkit.harness.retrievers._registry import (
@@ -67,6 +75,12 @@ class Bm25Retriever(RetrieverSettings):
         stemmer: ``"english"`` (Snowball's English stemmer), ``"porter"`` (the original
             Porter stemmer, as Lucene's ``PorterStemFilter`` and Pyserini use), or ``"none"``
             (or ``None``) to keep words as they are.
+        workers: The most cores the stage uses: ``"auto"`` (or ``None``, the default) for
+            every core available to the process, or a whole number >= 1 (1: one core). A
+            corpus of a few million characters or more is analysed by that many forked
+            processes (one where ``fork`` is unavailable: Windows, macOS) and many queries
+            against a large index are scored on that many threads; the results are the same
+            bit for bit with any number. Left out of the settings when not given.
     """
 
     kind: Literal["bm25"] = "bm25"
@@ -75,6 +89,25 @@ class Bm25Retriever(RetrieverSettings):
     method: Literal["robertson", "lucene", "atire", "bm25l", "bm25+"] = "lucene"
     stopwords: Literal["en", "lucene", "none"] | Path | None = "en"
     stemmer: Literal["english", "porter", "none"] | None = "english"
+    workers: Annotated[int, Field(ge=1)] | Literal["auto"] | None = None
+
+    @model_serializer(mode="wrap")
+    def _workers_unset_unchanged(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Not given, ``workers`` dumps as settings did before it existed: configs, reports and
+        # every hash and key built on them stay the same (results never depend on it).
+        data = handler(self)
+        if isinstance(data, dict) and data.get("workers") is None:
+            data.pop("workers", None)
+        return data
+
+    @field_validator("workers", mode="before")
+    @classmethod
+    def _workers_count(cls, value: object) -> object:
+        if value is None or value == "auto":
+            return value
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"give 'auto' or a whole number of cores >= 1, not {value!r}")
+        return value
 
     @field_validator("stopwords", mode="before")
     @classmethod

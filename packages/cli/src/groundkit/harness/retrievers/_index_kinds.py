@@ -61,6 +61,10 @@ class Bm25Stage:
         )
         return [ChunkHits(ids, scores) for ids, scores in found]
 
+    def usage(self) -> dict[str, int]:
+        """The most processes or threads the index and the search ran on (``workers``)."""
+        return {} if self._index is None else {"workers": self._index.workers}
+
     def shares_query_term(self, requests: Sequence[tuple[int, int]]) -> list[bool]:
         """Whether each ``(query number, chunk row)`` pair shares an analysed term."""
         assert self._index is not None

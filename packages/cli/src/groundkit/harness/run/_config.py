@@ -271,7 +271,7 @@ class EvalSettings(BaseModel):
             default): on whenever the run has such a stage; ``True``: on, with a note when
             there is nothing to ablate; ``False``: off; a list: only the stages named.
         executor: Where dense stages embed their chunks: ``local`` (this process) or ``ray``
-            (Ray Data actors; the ``ray`` extra). The results are the same.
+            (Ray actors; the ``ray`` extra). The results are the same.
         ray_address: The Ray cluster the ``ray`` executor joins (``None``: ``RAY_ADDRESS``
             when set, else a Ray instance already started in this process, else a local one).
         tokenizer: Whose tokens the ``tokens`` chunker, the ``max_tokens`` limits of

@@ -23,8 +23,9 @@ from groundkit.judgments.report import MemoryMethod, StageCost, StagePrice
 
 __all__ = ["PHASE_KEYS", "USAGE_KEYS", "CostMeter", "latency_quantiles", "priced"]
 
-USAGE_KEYS = ("embedding_calls", "model_calls", "tokens", "cached_passages")
-"""The counts a retriever's ``usage()`` hook may return (each a non-negative integer)."""
+USAGE_KEYS = ("embedding_calls", "model_calls", "tokens", "cached_passages", "workers")
+"""The counts a retriever's ``usage()`` hook may return (each a non-negative integer;
+``workers``, the most processes or threads the stage ran on at once, at least 1)."""
 PHASE_KEYS = ("tokenize_seconds", "encode_seconds", "vector_search_seconds")
 """The seconds a retriever's ``phase_seconds()`` hook may return: phases inside its own
 index and search that the meter cannot see from outside (a dense stage's tokenizer, forward
@@ -33,15 +34,23 @@ passes and vector search). Each a finite non-negative number, or ``None``: not t
 _PROC = Path("/proc/self")
 
 
-def _status_kib(field_name: str) -> int | None:
+def _status_kib(*field_names: str) -> tuple[int | None, ...]:
+    """Fields of ``/proc/self/status`` in KiB, read in one pass (``None``: not there)."""
+    found: dict[str, int] = {}
     try:
         with (_PROC / "status").open(encoding="ascii") as handle:
             for line in handle:
-                if line.startswith(field_name + ":"):
-                    return int(line.split()[1])
+                name, _, rest = line.partition(":")
+                if name in field_names:
+                    found[name] = int(rest.split()[0])
     except (OSError, ValueError, IndexError):
-        return None
-    return None
+        return tuple(None for _ in field_names)
+    return tuple(found.get(name) for name in field_names)
+
+
+# A reset high-water mark above the resident set by more than this was not reset: the kernel
+# (or a sandbox's) accepted the write and kept the old peak.
+_RESET_SLACK_KIB = 4096
 
 
 class _Memory:
@@ -49,25 +58,31 @@ class _Memory:
 
     The kernel's high-water mark (``VmHWM``) is reset to the current resident set when the
     stretch starts (``/proc/self/clear_refs``), so the peak read at the end is this stage's
-    own peak, not the process's since it started. Where the reset is refused the resident set
-    after minus before is recorded instead (a lower bound), and said so.
+    own peak, not the process's since it started. The reset is checked: a high-water mark
+    still above the resident set right after it was not reset (a sandboxed ``/proc`` may take
+    the write and keep the old peak, which then showed as a stage's peak: an earlier
+    stretch's, or a library's, gigabytes). Where the reset is refused or does not take, the
+    resident set after minus before is recorded instead (a lower bound), and said so.
     """
 
     def __init__(self) -> None:
-        self.before = _status_kib("VmRSS")
+        (self.before,) = _status_kib("VmRSS")
         self.method: MemoryMethod | None = None
         if self.before is None:
             return
+        self.method = "rss_delta"
         try:
             (_PROC / "clear_refs").write_text("5", encoding="ascii")
-            self.method = "rss_peak_reset"
         except OSError:
-            self.method = "rss_delta"
+            return
+        resident, high = _status_kib("VmRSS", "VmHWM")
+        if resident is not None and high is not None and high - resident <= _RESET_SLACK_KIB:
+            self.method, self.before = "rss_peak_reset", resident
 
     def peak_bytes(self) -> int | None:
         if self.before is None or self.method is None:
             return None
-        after = _status_kib("VmHWM" if self.method == "rss_peak_reset" else "VmRSS")
+        (after,) = _status_kib("VmHWM" if self.method == "rss_peak_reset" else "VmRSS")
         if after is None:
             return None
         return max(0, after - self.before) * 1024
@@ -145,7 +160,8 @@ def _usage(retriever: Any) -> dict[str, int | None]:
     out: dict[str, int | None] = {}
     for key in USAGE_KEYS:
         value = raw.get(key)
-        if isinstance(value, int | np.integer) and not isinstance(value, bool) and value >= 0:
+        least = 1 if key == "workers" else 0
+        if isinstance(value, int | np.integer) and not isinstance(value, bool) and value >= least:
             out[key] = int(value)
     return out
 

@@ -90,6 +90,10 @@ class StageCost(BaseModel):
         chunks_indexed: Passages indexed.
         cached_passages: Passages whose embeddings were read from a cache instead of computed
             (all of them: the index time is a cache read).
+        workers: The most processes or threads the stage ran its own work on at once, when
+            the retriever says (schema 2.4; the built-in BM25 stage: 1 when it analysed and
+            searched on one core, more when a large corpus was analysed by worker processes
+            or many queries were scored on threads). Its results do not depend on it.
         peak_memory_bytes: Peak resident memory the stage added to the process.
         memory_method: How the peak was measured (:data:`MemoryMethod`).
         price: The price the user gave (``None``: unpriced).
@@ -116,6 +120,7 @@ class StageCost(BaseModel):
     characters_indexed: int | None = _COUNT
     chunks_indexed: int | None = _COUNT
     cached_passages: int | None = _COUNT
+    workers: int | None = Field(default=None, ge=1)
     peak_memory_bytes: int | None = _COUNT
     memory_method: MemoryMethod | None = None
     price: StagePrice | None = None

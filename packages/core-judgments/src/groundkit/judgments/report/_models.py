@@ -65,7 +65,7 @@ __all__ = [
     "hit_key",
 ]
 
-SCHEMA_VERSION = "2.3"
+SCHEMA_VERSION = "2.4"
 """Version of the report format written by this package (``major.minor``).
 
 1.1 added ``StageReport.unlocated`` (hits given as text that could not be located) and the
@@ -87,7 +87,8 @@ objects as 2.0; 2.2 added ``RunInfo.tokenizer``, ``corpus_from_report``,
 several places ONCE in the span metrics (its best-covered occurrence; before, every occurrence
 was gold characters, so a report's span figures change where quotes repeat), records that rule
 as ``RunInfo.span_gold`` (``every-occurrence`` when an older report is read) and a pinned
-quote's offset as ``GoldEvidence.start``. Older reports are read as they are: their recorded
+quote's offset as ``GoldEvidence.start``; 2.4 added ``StageCost.workers`` (the most
+processes or threads a stage ran on). Older reports are read as they are: their recorded
 numbers are kept, never recomputed."""
 
 
