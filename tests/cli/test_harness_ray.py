@@ -208,3 +208,38 @@ def test_ray_failing_to_start_waits_for_the_driver_load(
     assert ended
     assert ended[0] <= raised
     assert not any(t.is_alive() for t in threading.enumerate() if t.name == "groundkit-model-load")
+
+
+def test_a_driver_failing_on_its_own_group_stops_the_actors(
+    local_ray: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The driver encodes groups while the actors start; when that fails, its error reaches
+    # the caller and the thread reading the actors' groups is told to stop: it ends after the
+    # group in hand instead of having the actors encode every group left.
+    import threading
+
+    from groundkit.harness.dense import _ray
+    from groundkit.harness.dense._model import DenseIndex
+
+    def broken(self: Any, remote: Any, positions: Any) -> Any:
+        raise MemoryError("the driver ran out of memory (test)")
+
+    started: list[Any] = []
+    start = _ray.RayGroups.start
+
+    def recorded(self: Any) -> Any:
+        started.append(self)
+        return start(self)
+
+    monkeypatch.setattr(DenseIndex, "_encode_here", broken)
+    monkeypatch.setattr(_ray.RayGroups, "start", recorded)
+    config = DenseRetriever(batch_size=1, device="cpu")  # groups of 8 texts: 6 groups
+    with pytest.raises(MemoryError, match=r"\(test\)"):
+        DenseIndex(_texts(48), config, stage="minilm", cache_dir=tmp_path, executor="ray")
+    readers = [t for t in threading.enumerate() if t.name == "groundkit-ray-groups"]
+    for thread in readers:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in readers)
+    (groups,) = started
+    assert groups.driver_groups == 1
+    assert groups.actor_groups <= 2  # one group in hand per actor (2 CPUs), not the other 5

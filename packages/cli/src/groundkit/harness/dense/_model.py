@@ -266,14 +266,19 @@ class DenseIndex:
         matrix: FloatMatrix | None = None
         done = 0
         rows = np.asarray(missing, dtype=np.int64)
-        for group, vectors in encoded:
-            if matrix is None:
-                matrix = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
-            matrix[rows[group]] = vectors
-            cache.add([digests[i] for i in rows[group].tolist()], vectors)
-            done += len(group)
-            if progress is not None:
-                progress("embed", done, len(missing))
+        try:
+            for group, vectors in encoded:
+                if matrix is None:
+                    matrix = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+                matrix[rows[group]] = vectors
+                cache.add([digests[i] for i in rows[group].tolist()], vectors)
+                done += len(group)
+                if progress is not None:
+                    progress("embed", done, len(missing))
+        except BaseException:
+            if remote is not None:
+                remote[1].close()  # the driver failed (its own group, the cache): stop the actors
+            raise
         if remote is not None:
             devices = remote[0].devices | ({self.device} if self._driver_encoded else set())
             self.device = ",".join(sorted(devices)) or self.device
