@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -136,6 +138,39 @@ def test_whole_run_matches_list_by_list(monkeypatch: pytest.MonkeyPatch) -> None
     assert [finder.duplicate_of(*x) for x in lists] == expected
 
 
+def test_threaded_shingling_gives_the_serial_sets(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A large run's batches are shingled on a thread per core; each span's set depends only
+    # on its text and the order key table, so every cached entry equals the serial one.
+    from concurrent.futures import ThreadPoolExecutor
+
+    import groundkit.harness.analysis._duplicates as module
+
+    corpus = _near_copies(40)
+    keys = [(d, s, len(t)) for d, t in enumerate(corpus) for s in (0, 7)]
+    serial = DuplicateFinder(corpus)
+    serial._build(keys)
+    pools: list[int] = []
+
+    class Counted(ThreadPoolExecutor):
+        def __init__(self, workers: int, **kwargs: Any) -> None:
+            pools.append(workers)
+            super().__init__(workers, **kwargs)
+
+    monkeypatch.setattr(module, "_THREADED_CHARS", 0)
+    monkeypatch.setattr(module, "_HASH_CHARS", 256)  # many batches
+    monkeypatch.setattr(module, "_cores", lambda: 4)
+    monkeypatch.setattr(module, "ThreadPoolExecutor", Counted)
+    threaded = DuplicateFinder(corpus)
+    threaded._build(keys)
+    assert pools == [4]
+    assert threaded._cache.keys() == serial._cache.keys()
+    for key, (text_hash, shingles, prefix) in serial._cache.items():
+        got = threaded._cache[key]
+        assert got[0] == text_hash
+        np.testing.assert_array_equal(got[1], shingles)
+        np.testing.assert_array_equal(got[2], prefix)
+
+
 def test_equal_hashes_of_different_texts_are_not_duplicates() -> None:
     corpus = ["one two three", "four five six", "one two three", "ONE two  THREE"]
     finder = DuplicateFinder(corpus)
@@ -204,6 +239,10 @@ def test_whole_runs_match_a_reference_implementation(
             patch.setattr(module, "_BATCH_SLOTS", 7)
             patch.setattr(module, "_SPANS_PER_SORT", 2)
             patch.setattr(module, "_BUCKETS", 4)
+            # Shingled on threads, a few spans a batch.
+            patch.setattr(module, "_THREADED_CHARS", 0)
+            patch.setattr(module, "_HASH_CHARS", 8)
+            patch.setattr(module, "_cores", lambda: 3)
         result = DuplicateFinder(corpus).duplicates_in_lists(docs, starts, ends, bounds)
     assert result == _reference_lists(corpus, lists)
 

@@ -25,7 +25,9 @@ the hits, not with pairs of hits in each list.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -58,6 +60,10 @@ _BATCH_CHARS = 1 << 20
 # Spans are shingled about this many code points at a time (the first _BATCH_CHARS still make
 # the order key table): a 2**20 batch added 40 MiB to a SciFact run's peak memory.
 _HASH_CHARS = 1 << 18
+# From this many characters the batches are shingled on a thread per core: their array
+# operations release the interpreter lock, and each span's set depends only on its own text
+# and the order key table, so the sets are the same whatever thread made them.
+_THREADED_CHARS = 1 << 22
 # Candidate pairs and related hits are looked up in batches of about this many (memory bound).
 _BATCH_SLOTS = 1 << 20
 # Buckets of the sketches that rule out most candidate pairs before they are counted exactly.
@@ -108,8 +114,15 @@ class DuplicateFinder:
                     (hashes & _SKETCH_MASK).astype(np.intp), minlength=1 << _SKETCH_BITS
                 )
             self._frequency = np.minimum(counted, int(_KEY_MAX)).astype(np.uint8)
-        for first, last in _batches(sizes + 1, _HASH_CHARS):
-            self._build_batch(keys[first:last])
+        batches = _batches(sizes + 1, _HASH_CHARS)
+        threads = min(len(batches), _cores()) if int(sizes.sum()) >= _THREADED_CHARS else 1
+        if threads <= 1:
+            for first, last in batches:
+                self._build_batch(keys[first:last])
+            return
+        with ThreadPoolExecutor(threads, thread_name_prefix="groundkit-shingles") as pool:
+            for _ in pool.map(lambda edge: self._build_batch(keys[edge[0] : edge[1]]), batches):
+                pass  # each batch fills the cache; an error is raised here
 
     def _build_batch(self, keys: Sequence[tuple[int, int, int]]) -> None:
         """Shingle sets of many spans at once (array operations over all their text)."""
@@ -329,6 +342,14 @@ def _expand(counts: IntArray, starts: IntArray) -> tuple[IntArray, IntArray]:
     np.cumsum(counts[:-1], out=begin[1:])
     slots = np.arange(items.size, dtype=np.int64) - begin[items] + starts[items]
     return items, slots
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS and Windows
+        return max(1, os.cpu_count() or 1)
 
 
 def _batches(weights: IntArray, limit: int) -> list[tuple[int, int]]:
