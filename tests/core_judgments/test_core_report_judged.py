@@ -5,12 +5,16 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from groundkit.judgments import StageReport
 from groundkit.judgments.report import (
     JUDGED_CAUTION_BELOW,
     NoteCode,
     QueryInfo,
     ReportHit,
+    hit_touches_gold,
     judged_at,
     judged_notes,
     parse_report,
@@ -56,6 +60,59 @@ def test_judged_at_hand_values() -> None:
     assert judged_at(_stage(), QUERIES, [2], min_overlap_fraction=1.0) == {"judged@2": 0.0}
     # at document level any hit of a gold document is judged
     assert judged_at(_stage(), QUERIES, [10], level="document") == {"judged@10": 4 / 5}
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["d", "e", "f"]),
+                st.integers(0, 40),
+                st.integers(1, 20),
+                st.none() | st.integers(0, 3),
+            ),
+            max_size=12,
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    st.lists(st.integers(1, 15), max_size=5),
+    st.sampled_from(["chunk", "document"]),
+    st.sampled_from([0.0, 0.5, 1.0]),
+)
+def test_judged_at_is_the_share_counted_cutoff_by_cutoff(
+    hit_lists: list[list[tuple[str, int, int, int | None]]],
+    cutoffs: list[int],
+    level: str,
+    fraction: float,
+) -> None:
+    # Each hit is judged once for the deepest cutoff; every cutoff's share is the one its own
+    # count over each query's first k hits gives (the definition, counted here directly).
+    queries = [q.model_copy(update={"query_id": f"q{i}"}) for i, q in enumerate(QUERIES * 2)]
+    stage = StageReport.model_validate(
+        {
+            "name": "s", "kind": "bm25", "baseline": True,
+            "queries": [
+                {"query_id": f"q{i}", "scores": {},
+                 "hits": [_hit(doc, a, a + n, grade) for doc, a, n, grade in hits]}
+                for i, hits in enumerate(hit_lists)
+            ],
+        }
+    )  # fmt: skip
+    by_id = {q.query_id: q for q in queries}
+    expected = {}
+    for k in sorted(set(cutoffs)):
+        flags = [
+            hit.adjudicated_grade is not None
+            or hit_touches_gold(hit, by_id[r.query_id], level=level, min_overlap_fraction=fraction)
+            for r in stage.queries
+            for hit in r.hits[:k]
+        ]
+        if flags:
+            expected[f"judged@{k}"] = sum(flags) / len(flags)
+    got = judged_at(stage, queries, cutoffs, level=level, min_overlap_fraction=fraction)
+    assert got == expected
 
 
 def test_caution_names_stages_below_the_threshold() -> None:

@@ -8,6 +8,7 @@ precision and recall may understate a stage that finds passages the gold never q
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 from groundkit.judgments.metrics._hits import overlaps
@@ -57,21 +58,25 @@ def judged_at(
     hits adds fewer); a cutoff with no hits at all is left out.
     """
     by_id = {q.query_id: q for q in queries}
-    out: dict[str, float] = {}
-    for k in sorted(set(cutoffs)):
-        judged = total = 0
-        for result in stage.queries:
-            query = by_id.get(result.query_id)
-            if query is None:
-                continue
-            for hit in result.hits[:k]:
-                total += 1
-                judged += hit.adjudicated_grade is not None or hit_touches_gold(
-                    hit, query, level=level, min_overlap_fraction=min_overlap_fraction
-                )
-        if total:
-            out[f"judged@{k}"] = judged / total
-    return out
+    ks = sorted(set(cutoffs))
+    judged, total = [0] * len(ks), [0] * len(ks)
+    deepest = ks[-1] if ks else 0
+    for result in stage.queries:
+        query = by_id.get(result.query_id)
+        if query is None:
+            continue
+        # Each hit is judged once, for the deepest cutoff; every cutoff reads the running count.
+        flags = (
+            hit.adjudicated_grade is not None
+            or hit_touches_gold(hit, query, level=level, min_overlap_fraction=min_overlap_fraction)
+            for hit in result.hits[:deepest]
+        )
+        running = list(itertools.accumulate(flags, initial=0))
+        for i, k in enumerate(ks):
+            seen = min(k, len(running) - 1)
+            total[i] += seen
+            judged[i] += running[seen]
+    return {f"judged@{k}": judged[i] / total[i] for i, k in enumerate(ks) if total[i]}
 
 
 def judged_notes(stages: Sequence[StageReport]) -> list[ReportNote]:
