@@ -26,12 +26,12 @@ from tests.cli.test_harness_pipeline import DOCS, JUDGMENTS
 
 from groundkit.cli import cli
 from groundkit.harness import Bm25Retriever, EvalSettings, StageConfig, evaluate
+from groundkit.harness._cores import available_cores
 from groundkit.harness.retrievers import _bm25, _bm25_workers
 from groundkit.harness.retrievers._bm25 import Bm25Index, LexicalAnalyzer
 from groundkit.harness.retrievers._bm25_workers import (
     AnalysedPart,
     analyse_in_parts,
-    available_cores,
     merge_parts,
     plan_parts,
     resolve_workers,

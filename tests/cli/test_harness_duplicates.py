@@ -158,7 +158,7 @@ def test_threaded_shingling_gives_the_serial_sets(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(module, "_THREADED_CHARS", 0)
     monkeypatch.setattr(module, "_HASH_CHARS", 256)  # many batches
-    monkeypatch.setattr(module, "_cores", lambda: 4)
+    monkeypatch.setattr(module, "available_cores", lambda: 4)
     monkeypatch.setattr(module, "ThreadPoolExecutor", Counted)
     threaded = DuplicateFinder(corpus)
     threaded._build(keys)
@@ -242,7 +242,7 @@ def test_whole_runs_match_a_reference_implementation(
             # Shingled on threads, a few spans a batch.
             patch.setattr(module, "_THREADED_CHARS", 0)
             patch.setattr(module, "_HASH_CHARS", 8)
-            patch.setattr(module, "_cores", lambda: 3)
+            patch.setattr(module, "available_cores", lambda: 3)
         result = DuplicateFinder(corpus).duplicates_in_lists(docs, starts, ends, bounds)
     assert result == _reference_lists(corpus, lists)
 

@@ -25,13 +25,14 @@ the hits, not with pairs of hits in each list.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+
+from groundkit.harness._cores import available_cores
 
 __all__ = ["JACCARD_THRESHOLD", "DuplicateFinder"]
 
@@ -115,7 +116,7 @@ class DuplicateFinder:
                 )
             self._frequency = np.minimum(counted, int(_KEY_MAX)).astype(np.uint8)
         batches = _batches(sizes + 1, _HASH_CHARS)
-        threads = min(len(batches), _cores()) if int(sizes.sum()) >= _THREADED_CHARS else 1
+        threads = min(len(batches), available_cores()) if int(sizes.sum()) >= _THREADED_CHARS else 1
         if threads <= 1:
             for first, last in batches:
                 self._build_batch(keys[first:last])
@@ -342,14 +343,6 @@ def _expand(counts: IntArray, starts: IntArray) -> tuple[IntArray, IntArray]:
     np.cumsum(counts[:-1], out=begin[1:])
     slots = np.arange(items.size, dtype=np.int64) - begin[items] + starts[items]
     return items, slots
-
-
-def _cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - macOS and Windows
-        return max(1, os.cpu_count() or 1)
 
 
 def _batches(weights: IntArray, limit: int) -> list[tuple[int, int]]:

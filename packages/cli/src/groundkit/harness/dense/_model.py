@@ -184,7 +184,6 @@ class DenseIndex:
         """
         config, stage = self.config, self._stage
         self._remote: RayStarted | None = None
-        self._driver_encoded = False
         background = None
         if model is None and progress is not None:
             progress(LOAD_MODEL_PHASE, 0, 1)
@@ -280,13 +279,12 @@ class DenseIndex:
                 remote[1].close()  # the driver failed (its own group, the cache): stop the actors
             raise
         if remote is not None:
-            devices = remote[0].devices | ({self.device} if self._driver_encoded else set())
+            devices = remote[0].devices | ({self.device} if remote[0].driver_groups else set())
             self.device = ",".join(sorted(devices)) or self.device
         return matrix
 
     def _encode_here(self, remote: RayStarted, positions: npt.NDArray[np.int64]) -> FloatMatrix:
         """One of the Ray groups encoded by this process (while the actors start)."""
-        self._driver_encoded = True
         ((_, vectors),) = self.encoder.encode_groups(remote[0].texts, [positions])
         return vectors
 

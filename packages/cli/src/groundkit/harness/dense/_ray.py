@@ -19,7 +19,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -27,7 +27,14 @@ import numpy.typing as npt
 from groundkit.harness._errors import HarnessError
 from groundkit.harness.retrievers._builtin import DenseRetriever
 
-__all__ = ["RAY_INSTALL_HINT", "GroupEncoder", "RayGroups", "RayResults", "require_ray"]
+__all__ = [
+    "RAY_INSTALL_HINT",
+    "GroupEncoder",
+    "RayGroups",
+    "RayResults",
+    "raise_cause",
+    "require_ray",
+]
 
 RAY_INSTALL_HINT = "pip install 'groundkit-cli[ray]'"
 FloatMatrix = npt.NDArray[np.float32]
@@ -255,9 +262,9 @@ class RayGroups:
             batch = None
             if free is None:
                 free = running.pop(done)
-                batch = _got(ray, done)
+                batch = _result(ray, done)
             else:
-                _got(ray, done)  # the actor's own error, when its model did not load
+                _result(ray, done)  # the actor's own error, when its model did not load
             number = self.take()
             if number is not None:
                 running[free.__call__.remote(self._item(number))] = free
@@ -275,15 +282,20 @@ class RayGroups:
             return self._handed < len(self._groups)
 
 
-def _got(ray: Any, ref: Any) -> Any:
-    """``ray.get(ref)``, the actor's own exception raised as it was raised there."""
+def raise_cause(error: BaseException) -> NoReturn:
+    """Raise the remote code's own exception a Ray error carries (its ``cause``), else it."""
+    cause = getattr(error, "cause", None)
+    if isinstance(cause, Exception):
+        raise cause from None
+    raise error
+
+
+def _result(ray: Any, ref: Any) -> Any:
+    """``ray.get(ref)``, an actor's own exception raised as it was raised there."""
     try:
         return ray.get(ref)
     except ray.exceptions.RayError as error:
-        cause = getattr(error, "cause", None)
-        if isinstance(cause, Exception):
-            raise cause from None
-        raise
+        raise_cause(error)
 
 
 class RayResults:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -28,13 +27,14 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from groundkit.harness._cores import available_cores
+
 __all__ = [
     "PARALLEL_MIN_CHARS",
     "PART_MIN_CHARS",
     "SEARCH_MIN_WORK",
     "AnalysedPart",
     "analyse_in_parts",
-    "available_cores",
     "can_fork",
     "merge_parts",
     "plan_parts",
@@ -86,14 +86,6 @@ class AnalysedPart:
 
 
 Analyse = Callable[[Sequence[str]], AnalysedPart]
-
-
-def available_cores() -> int:
-    """The cores this process may run on (``sched_getaffinity`` where present)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - macOS and Windows
-        return max(1, os.cpu_count() or 1)
 
 
 def resolve_workers(setting: WorkersSetting) -> int:

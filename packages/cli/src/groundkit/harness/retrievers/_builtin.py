@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from groundkit.harness._dump import without_old_defaults
 from groundkit.harness._limits import DEFAULT_COMMAND_TIMEOUT
 from groundkit.harness.retrievers._registry import (
     AblationPart,
@@ -93,12 +94,9 @@ class Bm25Retriever(RetrieverSettings):
 
     @model_serializer(mode="wrap")
     def _workers_unset_unchanged(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # Not given, ``workers`` dumps as settings did before it existed: configs, reports and
-        # every hash and key built on them stay the same (results never depend on it).
-        data = handler(self)
-        if isinstance(data, dict) and data.get("workers") is None:
-            data.pop("workers", None)
-        return data
+        # Not given, ``workers`` dumps as settings did before it existed (results never
+        # depend on it).
+        return without_old_defaults(handler(self), workers=None)
 
     @field_validator("workers", mode="before")
     @classmethod

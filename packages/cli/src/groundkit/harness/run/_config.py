@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from groundkit.harness._dump import without_old_defaults
 from groundkit.harness._errors import HarnessError
 from groundkit.harness._limits import (
     DEFAULT_CHUNK_OVERLAP,
@@ -183,12 +184,8 @@ class StageConfig(BaseModel):
 
     @model_serializer(mode="wrap")
     def _unpriced_unchanged(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # An unpriced stage dumps as it did before prices existed: its config (and every hash
-        # and reproduction built on it) stays the same.
-        data = handler(self)
-        if isinstance(data, dict) and data.get("price") is None:
-            data.pop("price", None)
-        return data
+        # An unpriced stage dumps as it did before prices existed.
+        return without_old_defaults(handler(self), price=None)
 
     @field_validator("name")
     @classmethod
@@ -301,15 +298,8 @@ class EvalSettings(BaseModel):
 
     @model_serializer(mode="wrap")
     def _words_unchanged(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # The default tokenizer and baseline dump as settings did before either existed: old
-        # configs, the reports recording them and every key built on them stay the same.
-        data = handler(self)
-        if isinstance(data, dict):
-            if data.get("tokenizer") == "words":
-                data.pop("tokenizer", None)
-            if data.get("baseline") == BASELINE_STAGE:
-                data.pop("baseline", None)
-        return data
+        # The default tokenizer and baseline dump as settings did before either existed.
+        return without_old_defaults(handler(self), tokenizer="words", baseline=BASELINE_STAGE)
 
     @field_validator("baseline")
     @classmethod

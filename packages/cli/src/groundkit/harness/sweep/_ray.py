@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from groundkit.harness.dense._ray import _connect, _driver_threads, require_ray
+from groundkit.harness.dense._ray import _connect, _driver_threads, raise_cause, require_ray
 from groundkit.harness.run._context import SharedWork
 from groundkit.harness.run._pipeline import evaluate_loaded
 from groundkit.harness.sweep._config import SweepArm
@@ -90,8 +90,5 @@ def ray_arm_reports(
         except ray.exceptions.RayTaskError as error:
             for ref in waiting:
                 ray.cancel(ref)
-            cause = getattr(error, "cause", None)
-            if isinstance(cause, Exception):
-                raise cause from None
-            raise
+            raise_cause(error)
         yield submitted[done[0]], report, seconds, counts
