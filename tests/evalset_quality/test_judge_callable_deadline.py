@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import signal
 import sqlite3
+import sys
 import threading
 import time
 import traceback
@@ -292,3 +293,56 @@ def test_an_interrupted_run_stops_waiting_and_abandons_the_client(
         client(_request())
     assert hang.calls == 3
     assert not (tmp_path / "c.jsonl").exists() or not (tmp_path / "c.jsonl").read_text().strip()
+
+
+def _until_the_main_thread_waits_for_futures() -> None:
+    """Return once the main thread is in ``concurrent.futures.wait`` (at most 10 s)."""
+    main = threading.main_thread().ident
+    assert main is not None
+    for _ in range(1000):
+        frame = sys._current_frames().get(main)
+        while frame is not None:
+            code = frame.f_code
+            if code.co_name == "wait" and "concurrent" in Path(code.co_filename).parts:
+                time.sleep(0.05)  # from there into the lock's acquire
+                return
+            frame = frame.f_back
+        time.sleep(0.01)
+
+
+class _SignalFromWorker(Hang):
+    """A hanging function whose first call sends SIGALRM to its own thread, not the main one.
+
+    The kernel may hand a Ctrl-C or SIGTERM to any thread of the process; Python's handler then
+    runs on the main thread only when that thread next runs Python code.
+    """
+
+    def __call__(self, *args: object) -> int:
+        with self._lock:
+            first = self.calls == 0
+        if first:
+            _until_the_main_thread_waits_for_futures()
+            signal.pthread_kill(threading.get_ident(), signal.SIGALRM)
+        return super().__call__(*args)
+
+
+def test_a_signal_delivered_to_a_worker_thread_still_interrupts_the_run(tmp_path: Path) -> None:
+    hang = _SignalFromWorker()
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    judge = RelevanceJudge(callable_judge(hang), model="f", cache=tmp_path / "c.jsonl")
+    bound = threading.Timer(10, hang.release.set)  # a run that waits for its calls ends
+    bound.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            judge.judge([(f"q{i}", "p") for i in range(4)])
+        took = time.monotonic() - start
+    finally:
+        bound.cancel()
+        hang.release.set()
+        signal.signal(signal.SIGALRM, previous)
+    assert took < MARGIN

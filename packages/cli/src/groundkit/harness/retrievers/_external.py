@@ -12,11 +12,13 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from groundkit.evalset.judge import WAIT_SLICE
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness.retrievers._builtin import CommandRetriever
 from groundkit.harness.retrievers._predictions import read_predictions_jsonl
@@ -43,6 +45,30 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         process.kill()
+
+
+def _communicate(
+    process: subprocess.Popen[bytes], payload: bytes | None, timeout: float | None
+) -> tuple[bytes, bytes]:
+    """``process.communicate`` in slices of :data:`WAIT_SLICE` until ``timeout`` has passed.
+
+    The kernel may hand Ctrl-C or SIGTERM to another thread than the main one; a single long
+    ``communicate`` would then run Python's handler only when the command ends. Calling it
+    again after a slice's timeout is what ``subprocess`` allows (the input is sent once).
+
+    Raises:
+        subprocess.TimeoutExpired: ``timeout`` seconds passed (the command is still running).
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = WAIT_SLICE if deadline is None else min(WAIT_SLICE, deadline - time.monotonic())
+        try:
+            return process.communicate(input=payload, timeout=max(left, 0.0))
+        except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                assert timeout is not None
+                raise subprocess.TimeoutExpired(process.args, timeout) from None
+        payload = None  # sent (or being sent) by the first call
 
 
 def run_command(
@@ -95,9 +121,7 @@ def run_command(
                 stage, f"cannot start {argv[0]!r}: {error.strerror or error}"
             ) from None
         try:
-            stdout, stderr = process.communicate(
-                input=None if uses_in else payload, timeout=config.timeout
-            )
+            stdout, stderr = _communicate(process, None if uses_in else payload, config.timeout)
         except subprocess.TimeoutExpired:
             _kill_group(process)
             _, stderr = process.communicate()

@@ -40,6 +40,7 @@ from groundkit.evalset.judge._card import (
     read_card,
 )
 from groundkit.evalset.judge._deadline import (
+    WAIT_SLICE,
     CallAbandonedError,
     CallTimeoutError,
     UserCodeThread,
@@ -74,6 +75,7 @@ __all__ = [
     "CARD_VERSION",
     "PROMPT_VERSION",
     "RELEVANT_GRADE",
+    "WAIT_SLICE",
     "CalibrationCard",
     "CalibrationHit",
     "CalibrationItem",

@@ -19,12 +19,23 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["CallAbandonedError", "CallTimeoutError", "UserCodeThread", "call_with_deadline"]
+__all__ = [
+    "WAIT_SLICE",
+    "CallAbandonedError",
+    "CallTimeoutError",
+    "UserCodeThread",
+    "call_with_deadline",
+]
 
 T = TypeVar("T")
 
-_SLICE = 0.1
-"""Seconds the caller waits at a time (how late a signal may be handled, at most)."""
+WAIT_SLICE = 0.1
+"""Seconds the caller waits at a time (how late a signal may be handled, at most).
+
+A wait without a timeout is not enough on the main thread: the kernel may deliver a
+process-directed signal (Ctrl-C, SIGTERM) to any thread, and then the main thread's blocked
+lock acquire is not interrupted, so Python runs the handler only when the wait ends, which for
+a hanging call is never. A wait in slices wakes up and runs it within one slice."""
 
 
 class CallTimeoutError(Exception):
@@ -91,7 +102,7 @@ def _wait(
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         left = None if deadline is None else deadline - time.monotonic()
-        if job.done.wait(_SLICE if left is None else max(0.0, min(_SLICE, left))):
+        if job.done.wait(WAIT_SLICE if left is None else max(0.0, min(WAIT_SLICE, left))):
             return
         if cancel is not None and cancel.is_set():
             raise CallAbandonedError(f"{what} was abandoned")

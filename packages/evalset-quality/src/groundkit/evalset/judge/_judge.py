@@ -22,7 +22,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from groundkit.evalset._errors import EvalSetError
 from groundkit.evalset.judge._cache import CachedCall, JudgeCache, call_key, passage_hash
 from groundkit.evalset.judge._deadline import (
+    WAIT_SLICE,
     CallAbandonedError,
     CallTimeoutError,
     call_with_deadline,
@@ -259,11 +260,13 @@ class RelevanceJudge:
                 pool.submit(self._call, key, repeat, pairs[key], failures, counter)
                 for key, repeat in todo
             ]
-            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-            for future in done:
-                error = future.exception()
-                if error is not None:
-                    raise error
+            pending: set[Future[None]] = set(futures)
+            while pending:  # in slices: a signal the kernel gave a worker thread is handled
+                done, pending = wait(pending, timeout=WAIT_SLICE, return_when=FIRST_EXCEPTION)
+                for future in done:
+                    error = future.exception()
+                    if error is not None:
+                        raise error
         except Exception:  # the client's own error: the calls in flight end (and are cached)
             pool.shutdown(wait=True, cancel_futures=True)
             raise
