@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Give this session (and its workers) a fresh tally folder."""
+    """Ctrl-C as from a terminal; give this session (and its workers) a fresh tally folder.
+
+    A shell without job control starts a background job with Ctrl-C ignored, and every
+    process started from it inherits that (``grk`` then leaves it ignored, as under
+    ``nohup``). The tests of Ctrl-C speak for a command started from a terminal, so this
+    process handles it again, and the commands it starts get the default disposition back.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if hasattr(config, "workerinput") or os.environ.get("GROUNDKIT_HOSTILE_TALLY"):
         return
     folder = (

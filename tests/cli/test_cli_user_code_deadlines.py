@@ -207,7 +207,12 @@ def _signal_in_flight(
         time.sleep(0.02)
     sent = time.monotonic()
     process.send_signal(number)
-    stdout, stderr = process.communicate(timeout=60)
+    try:
+        stdout, stderr = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()  # no process left behind by a failed test
+        stdout, stderr = process.communicate()
+        pytest.fail(f"still running 60 s after the signal: {stderr}")
     took = time.monotonic() - sent
     return took, subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from groundkit.harness._errors import HarnessError, StageFailed
+from groundkit.harness._unique import sorted_unique
 from groundkit.harness.analysis._evidence import StageChunks
 from groundkit.harness.retrievers._protocol import (
     ChunkHits,
@@ -97,7 +98,7 @@ def run_stage(ctx: RunContext, outcome: StageOutcome, done: Mapping[str, StageOu
     _attach_hooks(stage, retriever, outcome)
     if outcome.chunks is not None:
         outcome.chunk_count = len(outcome.chunks.table)
-        outcome.indexed_documents = int(np.unique(outcome.chunks.table.docs).size)
+        outcome.indexed_documents = int(sorted_unique(outcome.chunks.table.docs).size)
     outcome.cost = meter.record(retriever, len(queries))
 
 
