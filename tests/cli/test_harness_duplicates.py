@@ -281,3 +281,52 @@ def test_exactly_at_the_threshold() -> None:
     bounds = np.asarray([0, 3], dtype=np.int64)
     result = DuplicateFinder(corpus).duplicates_in_lists(docs, starts, ends, bounds)
     assert result == [[None, None, 1]] == _reference_lists(corpus, lists)
+
+
+@pytest.mark.parametrize(
+    ("largest", "buckets"), [(200, 512), (255, 1), (256, 1), (70_000, 512), (70_000, 1)]
+)
+def test_the_sketch_test_on_threads_gives_the_serial_answer(
+    monkeypatch: pytest.MonkeyPatch, largest: int, buckets: int
+) -> None:
+    # Pairs are tested in batches on a thread per core, with the narrowest counts that hold
+    # the largest set (uint8 below 256 elements): the bound each pair gets is the one
+    # computed from the sets directly, bucket by bucket.
+    import groundkit.harness.analysis._duplicates as module
+
+    monkeypatch.setattr(module, "_BUCKETS", buckets)  # one bucket: counts up to the set's size
+    rng = np.random.default_rng(largest)
+    sizes = rng.integers(1, largest + 1, size=40)
+    sizes[0] = largest
+    base = rng.integers(0, 1 << 50, size=largest, dtype=np.uint64)
+    # Half of each set from a common base (pairs well below the threshold), or all but a few
+    # elements (near copies, above it).
+    shared = [size // 2 if i % 2 else size - size // 25 for i, size in enumerate(sizes.tolist())]
+    sets = [
+        np.unique(np.r_[base[:kept], rng.integers(0, 1 << 50, size - kept, np.uint64)])
+        for size, kept in zip(sizes.tolist(), shared, strict=True)
+    ]
+    sizes = np.asarray([len(s) for s in sets], dtype=np.int64)
+    pairs = np.asarray([(a, b) for a in range(40) for b in range(a)], dtype=np.int64)
+
+    def bound(a: int, b: int) -> int:
+        buckets = module._BUCKETS - 1
+        first = np.bincount((sets[a] & np.uint64(buckets)).astype(np.int64), minlength=buckets + 1)
+        second = np.bincount((sets[b] & np.uint64(buckets)).astype(np.int64), minlength=buckets + 1)
+        return int(np.minimum(first, second).sum())
+
+    expected = np.asarray(
+        [
+            bound(a, b) >= module.JACCARD_THRESHOLD * (sizes[a] + sizes[b] - bound(a, b))
+            for a, b in pairs.tolist()
+        ]
+    )
+    monkeypatch.setattr(module, "available_cores", lambda: 1)
+    serial = module._may_be_similar(sets, sizes, pairs)
+    monkeypatch.setattr(module, "available_cores", lambda: 4)
+    monkeypatch.setattr(module, "_BATCH_SLOTS", 3 * module._BUCKETS)  # 3 pairs a batch
+    threaded = module._may_be_similar(sets, sizes, pairs)
+    np.testing.assert_array_equal(serial, expected)
+    np.testing.assert_array_equal(threaded, expected)
+    assert expected.any()
+    assert not expected.all()

@@ -369,7 +369,11 @@ def _may_be_similar(sets: Sequence[U64Array], sizes: IntArray, pairs: IntArray) 
         return keep
     involved, local = np.unique(pairs, return_inverse=True)
     local = local.reshape(pairs.shape)
-    dtype = np.uint16 if int(sizes.max()) < 1 << 16 else np.int64
+    # The narrowest counts that hold a set's size: the pair test below reads two sketch rows
+    # a pair and is bound by memory (1.5 M pairs of 1,000-character chunks: 0.75 s in
+    # uint16, 0.55 s in uint8).
+    largest = int(sizes.max())
+    dtype = np.uint8 if largest < 1 << 8 else np.uint16 if largest < 1 << 16 else np.int64
     sketch = np.empty((involved.size, _BUCKETS), dtype=dtype)
     # A few hundred sets at a time: the counts of all of them at once took 30 MiB on SciFact.
     for first in range(0, involved.size, _SKETCH_SETS):
@@ -379,10 +383,24 @@ def _may_be_similar(sets: Sequence[U64Array], sizes: IntArray, pairs: IntArray) 
         buckets = (flat & np.uint64(_BUCKETS - 1)).astype(np.int64)
         counts = np.bincount(owner * _BUCKETS + buckets, minlength=group.size * _BUCKETS)
         sketch[first : first + group.size] = counts.reshape(group.size, _BUCKETS)
-    for a, b in _batches(np.full(len(pairs), _BUCKETS, dtype=np.int64), _BATCH_SLOTS):
+
+    def test(edge: tuple[int, int]) -> None:
+        a, b = edge
         bound = np.minimum(sketch[local[a:b, 0]], sketch[local[a:b, 1]]).sum(axis=1, dtype=np.int64)
         union = sizes[pairs[a:b, 0]] + sizes[pairs[a:b, 1]] - bound
         keep[a:b] = bound >= JACCARD_THRESHOLD * union
+
+    # Each batch fills its own slice of ``keep``, with array operations that release the
+    # interpreter lock: on threads, the same answer (0.55 -> 0.33 s on 2 cores above).
+    batches = _batches(np.full(len(pairs), _BUCKETS, dtype=np.int64), _BATCH_SLOTS)
+    threads = min(len(batches), available_cores())
+    if threads <= 1:
+        for edge in batches:
+            test(edge)
+        return keep
+    with ThreadPoolExecutor(threads, thread_name_prefix="groundkit-sketches") as pool:
+        for _ in pool.map(test, batches):
+            pass  # an error is raised here
     return keep
 
 
