@@ -346,3 +346,19 @@ def test_a_signal_delivered_to_a_worker_thread_still_interrupts_the_run(tmp_path
         hang.release.set()
         signal.signal(signal.SIGALRM, previous)
     assert took < MARGIN
+
+
+def test_wait_slices_cover_the_timeout_in_short_waits() -> None:
+    from groundkit.evalset.judge import wait_slices
+    from groundkit.evalset.judge._deadline import WAIT_SLICE
+
+    start = time.monotonic()
+    lengths = []
+    for length in wait_slices(0.35):
+        assert 0.0 <= length <= WAIT_SLICE
+        lengths.append(length)
+        time.sleep(length)
+    assert time.monotonic() - start >= 0.35  # ends only once the deadline has passed
+    assert len(lengths) >= 4
+    endless = wait_slices(None)
+    assert [next(endless) for _ in range(50)] == [WAIT_SLICE] * 50

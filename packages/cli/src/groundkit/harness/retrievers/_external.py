@@ -12,13 +12,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from groundkit.evalset.judge import WAIT_SLICE
+from groundkit.evalset.judge import wait_slices
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness.retrievers._builtin import CommandRetriever
 from groundkit.harness.retrievers._predictions import read_predictions_jsonl
@@ -50,7 +49,7 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
 def _communicate(
     process: subprocess.Popen[bytes], payload: bytes | None, timeout: float | None
 ) -> tuple[bytes, bytes]:
-    """``process.communicate`` in slices of :data:`WAIT_SLICE` until ``timeout`` has passed.
+    """``process.communicate`` in slices (:func:`wait_slices`) until ``timeout`` has passed.
 
     The kernel may hand Ctrl-C or SIGTERM to another thread than the main one; a single long
     ``communicate`` would then run Python's handler only when the command ends. Calling it
@@ -59,16 +58,13 @@ def _communicate(
     Raises:
         subprocess.TimeoutExpired: ``timeout`` seconds passed (the command is still running).
     """
-    deadline = None if timeout is None else time.monotonic() + timeout
-    while True:
-        left = WAIT_SLICE if deadline is None else min(WAIT_SLICE, deadline - time.monotonic())
+    for length in wait_slices(timeout):
         try:
-            return process.communicate(input=payload, timeout=max(left, 0.0))
+            return process.communicate(input=payload, timeout=length)
         except subprocess.TimeoutExpired:
-            if deadline is not None and time.monotonic() >= deadline:
-                assert timeout is not None
-                raise subprocess.TimeoutExpired(process.args, timeout) from None
-        payload = None  # sent (or being sent) by the first call
+            payload = None  # sent (or being sent) by the first call
+    assert timeout is not None  # only a finite wait runs out of slices
+    raise subprocess.TimeoutExpired(process.args, timeout)
 
 
 def run_command(

@@ -40,11 +40,11 @@ from groundkit.evalset.judge._card import (
     read_card,
 )
 from groundkit.evalset.judge._deadline import (
-    WAIT_SLICE,
     CallAbandonedError,
     CallTimeoutError,
     UserCodeThread,
     call_with_deadline,
+    wait_slices,
 )
 from groundkit.evalset.judge._judge import (
     RELEVANT_GRADE,
@@ -75,7 +75,6 @@ __all__ = [
     "CARD_VERSION",
     "PROMPT_VERSION",
     "RELEVANT_GRADE",
-    "WAIT_SLICE",
     "CalibrationCard",
     "CalibrationHit",
     "CalibrationItem",
@@ -124,4 +123,5 @@ __all__ = [
     "read_candidate_decisions",
     "read_candidates",
     "read_card",
+    "wait_slices",
 ]

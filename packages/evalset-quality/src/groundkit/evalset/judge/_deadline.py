@@ -16,7 +16,7 @@ import queue
 import threading
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "CallTimeoutError",
     "UserCodeThread",
     "call_with_deadline",
+    "wait_slices",
 ]
 
 T = TypeVar("T")
@@ -90,6 +91,20 @@ class _Job(Generic[T]):
         return self.value  # type: ignore[return-value]  # None only when T admits it
 
 
+def wait_slices(timeout: float | None) -> Iterator[float]:
+    """The successive waits, :data:`WAIT_SLICE` at most each, of ``timeout`` s (``None``: ever).
+
+    The iteration ends once a slice has ended at or past the deadline: a caller that ran out
+    of slices has waited its whole ``timeout``.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = WAIT_SLICE if deadline is None else deadline - time.monotonic()
+        yield max(0.0, min(WAIT_SLICE, left))
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+
+
 def _wait(
     job: _Job[Any], *, timeout: float | None, what: str, cancel: threading.Event | None
 ) -> None:
@@ -99,16 +114,13 @@ def _wait(
         CallTimeoutError: ``timeout`` seconds passed first.
         CallAbandonedError: ``cancel`` was set first.
     """
-    deadline = None if timeout is None else time.monotonic() + timeout
-    while True:
-        left = None if deadline is None else deadline - time.monotonic()
-        if job.done.wait(WAIT_SLICE if left is None else max(0.0, min(WAIT_SLICE, left))):
+    for length in wait_slices(timeout):
+        if job.done.wait(length):
             return
         if cancel is not None and cancel.is_set():
             raise CallAbandonedError(f"{what} was abandoned")
-        if deadline is not None and time.monotonic() >= deadline:
-            assert timeout is not None
-            raise CallTimeoutError(what, timeout)
+    assert timeout is not None  # only a finite wait runs out of slices
+    raise CallTimeoutError(what, timeout)
 
 
 def call_with_deadline(
