@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from tests.cli.test_harness_pipeline import DOCS, JUDGMENTS
 
 from groundkit.cli import cli
-from groundkit.harness import Bm25Retriever, EvalSettings, StageConfig, evaluate
+from groundkit.harness import Bm25Retriever, EvalSettings, StageConfig, _forked, evaluate
 from groundkit.harness._cores import available_cores
 from groundkit.harness.retrievers import _bm25, _bm25_workers
 from groundkit.harness.retrievers._bm25 import Bm25Index, LexicalAnalyzer
@@ -75,7 +75,7 @@ def split_small(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_bm25_workers, "PART_MIN_CHARS", 1)
 
 
-needs_fork = pytest.mark.skipif(not _bm25_workers.can_fork(), reason="no fork here")
+needs_fork = pytest.mark.skipif(not _forked.can_fork(), reason="no fork here")
 
 
 @needs_fork
@@ -143,7 +143,7 @@ def test_a_worker_that_hangs_is_killed_and_replaced_by_the_parent(
     # waits for it only until the deadline, then kills it and analyses its part itself.
     import time
 
-    monkeypatch.setattr(_bm25_workers, "WORKER_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(_forked, "GRACE_SECONDS", 0.5)
     parent = os.getpid()
 
     def hanging(texts: Sequence[str]) -> AnalysedPart:
@@ -192,7 +192,7 @@ def test_parts_are_contiguous_balanced_and_only_for_large_corpora(
     assert plan_parts(lengths, 8, min_chars=0, part_chars=1600) == [(0, 26)]
     assert len(plan_parts(lengths, 8, min_chars=0, part_chars=1500)) == 2
     assert plan_parts(np.zeros(0, np.int64), 4, min_chars=0, part_chars=1) == [(0, 0)]
-    monkeypatch.setattr(_bm25_workers, "can_fork", lambda: False)
+    monkeypatch.setattr(_forked, "can_fork", lambda: False)
     assert plan_parts(lengths, 3, min_chars=0, part_chars=1) == [(0, 26)]
 
 

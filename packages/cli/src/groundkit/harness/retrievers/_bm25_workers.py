@@ -14,20 +14,16 @@ results are collected in query order, identical to the serial loop.
 
 from __future__ import annotations
 
-import itertools
-import multiprocessing
-import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from groundkit.harness._cores import available_cores
+from groundkit.harness._forked import plan_parts as split_evenly
+from groundkit.harness._forked import run_in_parts
 
 __all__ = [
     "PARALLEL_MIN_CHARS",
@@ -35,7 +31,6 @@ __all__ = [
     "SEARCH_MIN_WORK",
     "AnalysedPart",
     "analyse_in_parts",
-    "can_fork",
     "merge_parts",
     "plan_parts",
     "resolve_workers",
@@ -61,13 +56,6 @@ part of a query's scoring releases the interpreter lock: on 2 cores, 10,000 quer
 queries against 5,000 chunks gain nothing (21 ms either way), so small searches stay on one."""
 _SEARCH_BLOCK = 64
 """Queries a thread scores at a time."""
-WORKER_GRACE_SECONDS = 60.0
-"""A worker's part is waited for this long, plus :data:`WORKER_SLACK` times the parent's own
-time per part for each part; then the worker is killed and its part analysed here. Parts are
-about equal, so a healthy worker ends near the parent's own part even on a machine with fewer
-cores than parts; a worker forked from a process whose other threads held a lock it needs can
-block forever (fork copies only the calling thread), and the run must not wait for it."""
-WORKER_SLACK = 4.0
 
 
 @dataclass(frozen=True)
@@ -95,15 +83,6 @@ def resolve_workers(setting: WorkersSetting) -> int:
     return max(1, int(setting))
 
 
-def can_fork() -> bool:
-    """Whether worker processes can be forked (they inherit the texts instead of a copy).
-
-    Not on macOS, where forking a process that loaded the system frameworks is unsafe (Python
-    starts its processes with ``spawn`` there), nor where ``fork`` does not exist (Windows).
-    """
-    return sys.platform != "darwin" and "fork" in multiprocessing.get_all_start_methods()
-
-
 def plan_parts(
     lengths: npt.NDArray[np.int64],
     workers: int,
@@ -111,76 +90,21 @@ def plan_parts(
     min_chars: int | None = None,
     part_chars: int | None = None,
 ) -> list[tuple[int, int]]:
-    """Contiguous ``(first, last)`` ranges of texts with about as many characters each.
-
-    One range (the whole corpus) when ``workers`` is 1, the corpus holds fewer than
-    ``min_chars`` characters (default :data:`PARALLEL_MIN_CHARS`) or worker processes cannot
-    be forked; otherwise at most ``workers`` ranges of at least ``part_chars`` characters
-    (default :data:`PART_MIN_CHARS`) each, empty ones dropped.
+    """The parts of a corpus to analyse (:func:`~groundkit.harness._forked.plan_parts`).
 
     Args:
         lengths: Characters of each text.
-        workers: The most ranges wanted.
-        min_chars: Characters from which the texts are split.
-        part_chars: The least characters a range is given.
+        workers: The most parts wanted.
+        min_chars: Characters from which the texts are split (default
+            :data:`PARALLEL_MIN_CHARS`).
+        part_chars: The least characters a part is given (default :data:`PART_MIN_CHARS`).
     """
-    count = int(lengths.size)
-    floor = PARALLEL_MIN_CHARS if min_chars is None else min_chars
-    least = PART_MIN_CHARS if part_chars is None else part_chars
-    total = int(lengths.sum())
-    parts = min(workers, count, total // max(1, least))
-    if parts <= 1 or total < floor or not can_fork():
-        return [(0, count)]
-    ends = np.cumsum(lengths)
-    targets = (np.arange(1, parts, dtype=np.float64) * total / parts).astype(np.int64)
-    cuts = np.searchsorted(ends, targets, side="left") + 1
-    edges = [0, *np.unique(np.clip(cuts, 0, count)).tolist(), count]
-    return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
-
-
-def _child(analyse: Analyse, texts: Sequence[str], first: int, last: int, out: Connection) -> None:
-    """In a forked worker: analyse ``texts[first:last]`` and send the part to the parent."""
-    part = analyse(texts[first:last])
-    out.send((part.terms, part.lengths))
-    out.send_bytes(np.ascontiguousarray(part.flat).data.cast("B"))
-    out.close()
-
-
-def _received(source: Connection) -> AnalysedPart:
-    """A part a worker sent (raises ``EOFError`` or ``OSError`` when the worker failed)."""
-    terms, lengths = source.recv()
-    flat = np.frombuffer(source.recv_bytes(), dtype=np.int32)
-    return AnalysedPart(flat, lengths, terms)
-
-
-_Worker = tuple[BaseProcess | None, Connection | None]
-
-
-def _start(analyse: Analyse, texts: Sequence[str], first: int, last: int) -> _Worker:
-    """A forked worker analysing ``texts[first:last]``, and its pipe (``None``: not started)."""
-    context = multiprocessing.get_context("fork")
-    source, sink = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(analyse, texts, first, last, sink), daemon=True)
-    try:
-        process.start()
-    except (OSError, AssertionError):  # no process left, or a daemonic process's child
-        source.close()
-        return None, None
-    finally:
-        sink.close()
-    return process, source
-
-
-def _stop(worker: _Worker) -> None:
-    """Close the worker's end and wait for it (killed when it does not end on its own)."""
-    process, source = worker
-    if source is not None:
-        source.close()
-    if process is not None:
-        process.join(timeout=5)
-        if process.is_alive():
-            process.kill()
-            process.join()
+    return split_evenly(
+        lengths,
+        workers,
+        min_chars=PARALLEL_MIN_CHARS if min_chars is None else min_chars,
+        part_chars=PART_MIN_CHARS if part_chars is None else part_chars,
+    )
 
 
 def analyse_in_parts(
@@ -188,41 +112,10 @@ def analyse_in_parts(
 ) -> list[AnalysedPart]:
     """Each part of ``texts`` analysed: the first here, the others in forked workers.
 
-    A worker that cannot be started or dies before it sent its part is replaced by analysing
-    that part here: the result never depends on the workers.
+    A worker that cannot be started, dies or hangs is replaced by analysing its part here
+    (:func:`~groundkit.harness._forked.run_in_parts`): the result never depends on the workers.
     """
-    workers: list[_Worker] = []
-    try:
-        workers.extend(_start(analyse, texts, first, last) for first, last in parts[1:])
-        first, last = parts[0]
-        began = time.perf_counter()
-        results = [analyse(texts[first:last])]
-        own = time.perf_counter() - began
-        deadline = time.monotonic() + WORKER_GRACE_SECONDS + WORKER_SLACK * own * len(parts)
-        for (first, last), (_, source) in zip(parts[1:], workers, strict=True):
-            results.append(_collect(analyse, texts, first, last, source, deadline))
-        return results
-    finally:
-        for worker in workers:
-            _stop(worker)
-
-
-def _collect(
-    analyse: Analyse,
-    texts: Sequence[str],
-    first: int,
-    last: int,
-    source: Connection | None,
-    deadline: float,
-) -> AnalysedPart:
-    """The part a worker sent by ``deadline`` (monotonic), else the part analysed here."""
-    if source is not None:
-        try:
-            if source.poll(max(0.0, deadline - time.monotonic())):
-                return _received(source)
-        except (EOFError, OSError):
-            pass
-    return analyse(texts[first:last])
+    return run_in_parts(lambda first, last: analyse(texts[first:last]), parts)
 
 
 def merge_parts(

@@ -10,13 +10,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from groundkit.harness._chunking import cut_corpus
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness.analysis._evidence import StageChunks
 from groundkit.harness.retrievers._protocol import ChunkSet, RunView
 from groundkit.harness.run._config import EvalSettings, StageConfig
 from groundkit.harness.run._ranking import ChunkTable, RankedRun
 from groundkit.harness.run._tokenizer import run_tokenizer
-from groundkit.judgments import Corpus, canonical_json, chunk_corpus
+from groundkit.judgments import Corpus, canonical_json
 from groundkit.judgments.corpus import uses_tokenizer
 from groundkit.judgments.report import StageCost, UnlocatedHit
 
@@ -128,10 +129,15 @@ class RunContext:
         if self.progress is not None:
             self.progress(phase, done, total)
 
-    def chunks_for(self, stage: StageConfig) -> tuple[ChunkSet, StageChunks]:
+    def chunks_for(self, stage: StageConfig) -> tuple[ChunkSet, StageChunks, int]:
         """The stage's chunks, cut once per distinct chunker of the run (and shared work).
 
         A chunker that counts tokens counts the run's tokenizer's (and is keyed by it too).
+        A large corpus is cut on every available core
+        (:func:`~groundkit.harness._chunking.cut_corpus`).
+
+        Returns:
+            The chunk set, its table, and the processes that cut it now (0: cut before).
         """
         assert stage.chunker is not None
         key = stage.chunker.model_dump_json()
@@ -140,18 +146,16 @@ class RunContext:
             tokenizer = run_tokenizer(self.settings)
             key = f"{key} {tokenizer.name} {tokenizer.version}"
         cached = self.shared.chunks.get(key)
-        if cached is None:
-            self.report(f"{stage.name}: chunk", 0, 1)
-            chunks = chunk_corpus(self.corpus, stage.chunker, tokenizer)
-            table = ChunkTable.from_chunks(chunks, self.doc_codes)
-            texts = [self.corpus[c.doc][c.start : c.end] for c in chunks]
-            chunk_set = self.chunk_set(table, texts)
-            cached = (chunk_set, StageChunks.build(table, len(self.doc_ids)))
-            self.shared.chunks[key] = cached
-            self.shared.passages[id(chunk_set)] = cached
-            self.shared.count("chunkings")
-            self.report(f"{stage.name}: chunk", 1, 1)
-        return cached
+        if cached is not None:
+            return (*cached, 0)
+        self.report(f"{stage.name}: chunk", 0, 1)
+        table, workers = cut_corpus(self.texts, stage.chunker, tokenizer)
+        cached = (self.chunk_set(table), StageChunks.build(table, len(self.doc_ids)))
+        self.shared.chunks[key] = cached
+        self.shared.passages[id(cached[0])] = cached
+        self.shared.count("chunkings")
+        self.report(f"{stage.name}: chunk", 1, 1)
+        return (*cached, workers)
 
     def stage_key(self, stage: StageConfig, earlier: Mapping[str, str | None]) -> str | None:
         """What a stage's results depend on (``None``: the stage is not reusable).

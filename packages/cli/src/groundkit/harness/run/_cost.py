@@ -187,6 +187,7 @@ class CostMeter:
     _load_started: float | None = None
     _loads: dict[str, float] = field(default_factory=dict)  # model load seconds per step
     _step: str = "setup"
+    _chunk_workers: int = 0  # processes that cut the stage's chunks (0: cut by another stage)
 
     @contextlib.contextmanager
     def setting_up(self) -> Any:
@@ -228,6 +229,10 @@ class CostMeter:
             return None
         return max(0.0, seconds - self._loads.get(step, 0.0))
 
+    def chunked_on(self, workers: int) -> None:
+        """Record the processes that cut the stage's chunks (0: another stage cut them)."""
+        self._chunk_workers = max(self._chunk_workers, workers)
+
     def passages(self, texts: Sequence[str] | None) -> None:
         """Count the passages the stage indexed."""
         if texts is not None:
@@ -250,6 +255,8 @@ class CostMeter:
         """The stage's :class:`StageCost` (call once, after the search)."""
         peak = self._memory.peak_bytes()
         usage = _usage(retriever)
+        if self._chunk_workers > 1:  # chunking is part of the stage's index work
+            usage["workers"] = max(usage.get("workers") or 1, self._chunk_workers)
         quantiles = latency_quantiles(self.latencies)
         counts: dict[str, int | None] = {"queries": queries, **usage}
         return StageCost.model_validate(

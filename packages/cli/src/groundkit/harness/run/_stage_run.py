@@ -81,7 +81,7 @@ def run_stage(ctx: RunContext, outcome: StageOutcome, done: Mapping[str, StageOu
         retriever = _build(kind, stage, _stage_context(ctx, stage, done, meter))
     with meter.indexing():
         if kind.chunked:
-            _index(ctx, stage, retriever, outcome)
+            meter.chunked_on(_index(ctx, stage, retriever, outcome))
         else:
             _own_passages(ctx, stage, retriever, outcome)
     # Only the passages the harness gave to index(): a stage reading an earlier stage's
@@ -185,11 +185,10 @@ def _build(kind: RetrieverKind, stage: StageConfig, context: StageContext) -> Re
     return retriever
 
 
-def _index(
-    ctx: RunContext, stage: StageConfig, retriever: Retriever, outcome: StageOutcome
-) -> None:
+def _index(ctx: RunContext, stage: StageConfig, retriever: Retriever, outcome: StageOutcome) -> int:
+    """Chunk (or reuse the run's chunks) and index them; returns the processes that chunked."""
     start = time.perf_counter()
-    chunk_set, stage_chunks = ctx.chunks_for(stage)
+    chunk_set, stage_chunks, chunk_workers = ctx.chunks_for(stage)
     outcome.timings["chunking"] = time.perf_counter() - start
     if not len(chunk_set):
         raise HarnessError(f"stage {stage.name!r}: the corpus has no text to index")
@@ -199,6 +198,7 @@ def _index(
         start = time.perf_counter()
         _calling(stage.name, "index", index, chunk_set)
         outcome.timings["indexing"] = time.perf_counter() - start
+    return chunk_workers
 
 
 def _calling(stage: str, hook: str, function: Callable[..., Any], *args: Any) -> Any:

@@ -91,9 +91,11 @@ class StageCost(BaseModel):
         cached_passages: Passages whose embeddings were read from a cache instead of computed
             (all of them: the index time is a cache read).
         workers: The most processes or threads the stage ran its own work on at once, when
-            the retriever says (schema 2.4; the built-in BM25 stage: 1 when it analysed and
-            searched on one core, more when a large corpus was analysed by worker processes
-            or many queries were scored on threads). Its results do not depend on it.
+            the retriever says or the stage's chunks were cut by worker processes (schema
+            2.4; the built-in BM25 stage: 1 when it analysed and searched on one core, more
+            when a large corpus was analysed by worker processes or many queries were scored
+            on threads; any chunked stage that cut a large corpus: the processes that cut
+            it). Its results do not depend on it.
         peak_memory_bytes: Peak resident memory the stage added to the process.
         memory_method: How the peak was measured (:data:`MemoryMethod`).
         price: The price the user gave (``None``: unpriced).
