@@ -113,6 +113,21 @@ def test_a_term_first_met_in_a_later_part_keeps_its_first_place() -> None:
     assert columns.offsets.tolist() == [0, 2, 3, 5, 7, 9]
 
 
+@needs_fork
+@pytest.mark.usefixtures("split_small")
+def test_parts_without_terms_merge_as_one_pass() -> None:
+    # The first part holds only stopwords: the first part with terms numbers them from 0.
+    texts = ["the a of", "", "alpha beta", "the", "beta gamma alpha", "delta"]
+    analyzer = LexicalAnalyzer(Bm25Retriever(stemmer=None))
+    columns, vocabulary, used = analyzer.analyse(texts, 6)
+    one, serial, _ = analyzer.analyse(texts, 1)
+    assert used > 1
+    assert vocabulary == serial == {"alpha": 0, "beta": 1, "gamma": 2, "delta": 3}
+    assert columns.flat.dtype == one.flat.dtype == np.int32
+    assert columns.flat.tobytes() == one.flat.tobytes()
+    assert columns.offsets.tolist() == one.offsets.tolist() == [0, 0, 0, 2, 2, 5, 6]
+
+
 def _part(texts: Sequence[str]) -> AnalysedPart:
     return LexicalAnalyzer(Bm25Retriever())._part(texts)
 
