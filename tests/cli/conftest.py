@@ -194,6 +194,14 @@ class AdapterBench:
             cli_main, [*(["--debug"] if debug else []), *argv, "--no-progress"]
         )
 
+    def refusal(self, config: str) -> str:
+        """The one line a run of ``config`` refused with (exit 2 asserted, and one line)."""
+        result = self.run(config)
+        assert result.exit_code == 2, result.output
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert len(lines) == 1, result.output
+        return lines[0]
+
     def compare(self, config: str, stages: dict[str, HitsFor]) -> tuple[int, int]:
         """Run ``config`` with each stage's hits also given as a predictions file; compare.
 

@@ -109,7 +109,7 @@ class DenseIndex:
         device: The torch device the model runs on (``auto`` resolved).
         precision: The floating-point format the model runs in (``auto`` resolved).
         search_device: Where the exact search runs: ``numpy`` or a torch device (``faiss``
-            for a FAISS index).
+            for a FAISS index on the CPU, ``faiss:cuda:N`` on a GPU).
     """
 
     def __init__(
@@ -132,7 +132,7 @@ class DenseIndex:
         self.search_device = (
             resolve_search_device(config.search_device, self.device, stage=stage)
             if config.index == "exact"
-            else "faiss"
+            else _faiss_device(config, self.device, stage)
         )
         self._stage = stage
         self._executor = executor
@@ -167,7 +167,10 @@ class DenseIndex:
         if config.index != "exact":
             from groundkit.harness.dense._index import FaissIndex
 
-            self.vector_index = FaissIndex(self.vectors, config, stage)
+            device = self.search_device.partition(":")[2] or "cpu"
+            self.vector_index = FaissIndex(self.vectors, config, stage, device)
+            on = self.vector_index.device
+            self.search_device = "faiss" if on == "cpu" else f"faiss:{on}"
         elif self.search_device != "numpy":
             from groundkit.harness.dense._search import TorchSearch
 
@@ -363,3 +366,14 @@ class DenseIndex:
         tokenizer = self.model.tokenizer
         encoded = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
         return [len(ids) for ids in encoded]
+
+
+def _faiss_device(config: DenseRetriever, model_device: str, stage: str) -> str:
+    """``faiss`` (the CPU) or ``faiss:cuda:N``: where the stage's FAISS index is searched."""
+    from groundkit.harness.dense._index import faiss_search_device, require_faiss
+
+    faiss = require_faiss(stage, config.index)
+    device = faiss_search_device(
+        faiss, config.search_device, model_device, stage=stage, index=config.index
+    )
+    return "faiss" if device == "cpu" else f"faiss:{device}"

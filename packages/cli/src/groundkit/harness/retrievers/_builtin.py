@@ -54,6 +54,7 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEVICE_PATTERN = r"^(auto|cpu|mps|cuda(:[0-9]+)?|xpu(:[0-9]+)?)$"
 """Devices a model stage accepts (``auto`` picks CUDA, then MPS, then the CPU)."""
 SEARCH_DEVICE_PATTERN = r"^(auto|numpy|cpu|mps|cuda(:[0-9]+)?|xpu(:[0-9]+)?)$"
+FAISS_DEVICE_PATTERN = r"^(auto|cpu|cuda(:[0-9]+)?)$"
 """Where a dense stage's exact search runs: ``numpy``, or a torch device."""
 Precision = Literal["auto", "fp32", "fp16", "bf16"]
 """A model's floating-point format (``auto``: fp16 on CUDA, fp32 elsewhere)."""
@@ -159,8 +160,10 @@ class DenseRetriever(RetrieverSettings):
             but numpy when that is the CPU: earlier versions' results bit for bit), ``numpy``,
             or a torch device (``cpu``, ``cuda``, ``cuda:N``, ``mps``): blocked matrix
             products and top-k there, with numpy's tie rule; scores agree with numpy's within
-            1e-6 (another BLAS), so only chunks tied at float32 precision may swap. Recorded
-            as ``search_device_used``.
+            1e-6 (another BLAS), so only chunks tied at float32 precision may swap. A FAISS
+            index is searched on ``auto`` (the model's CUDA device when FAISS is built with
+            CUDA, else the CPU), ``cpu`` or ``cuda[:N]`` (needs faiss-gpu). Recorded as
+            ``search_device_used``.
         overlap_tokenization: Tokenize the next batch on a worker thread while the model
             encodes the current one: ``auto`` (on with CUDA, off on the CPU, where two
             threads compete for the same cores), ``true`` or ``false``. The vectors do not
@@ -184,9 +187,10 @@ class DenseRetriever(RetrieverSettings):
 
     @model_validator(mode="after")
     def _ivf_knobs(self) -> DenseRetriever:
-        if self.index != "exact" and self.search_device != "auto":
+        if self.index != "exact" and not re.match(FAISS_DEVICE_PATTERN, self.search_device):
             raise ValueError(
-                f"search_device applies to index = 'exact' only (index is {self.index!r})"
+                f"search_device of a FAISS index is 'auto', 'cpu' or 'cuda[:N]' "
+                f"(got {self.search_device!r} with index {self.index!r})"
             )
         if self.index != "faiss-ivf":
             knobs = [name for name in ("nlist", "nprobe") if getattr(self, name) is not None]

@@ -82,6 +82,13 @@ def _check_hardware(settings: DenseRetriever, stage: str) -> None:
     resolve_precision(settings.precision, device, stage=stage)
     if settings.index == "exact":
         resolve_search_device(settings.search_device, device, stage=stage)
+    else:
+        from groundkit.harness.dense._index import faiss_search_device, require_faiss
+
+        faiss = require_faiss(stage, settings.index)
+        faiss_search_device(
+            faiss, settings.search_device, device, stage=stage, index=settings.index
+        )
 
 
 class DenseStage:
