@@ -95,6 +95,7 @@ def test_dense_stage_end_to_end_and_cache(tmp_path: Path) -> None:
     assert dense.retriever["model"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert dense.retriever["device"] == "auto"
     assert dense.retriever["device_used"] == "cpu"  # no GPU on the test machines
+    assert (dense.retriever["batch_size"], dense.retriever["batch_size_used"]) == (8, "8")
     assert dense.retriever["executor"] == "local"
     assert "sentence-transformers" in report.run.package_versions
     for result in dense.queries:

@@ -224,6 +224,7 @@ def test_report_records_precision_and_phase_seconds(tmp_path: Path) -> None:
     assert dense.retriever["precision_used"] == "bf16"
     assert dense.retriever["device_used"] == "cpu"
     assert dense.retriever["search_device_used"] == "numpy"
+    assert (dense.retriever["batch_size"], dense.retriever["batch_size_used"]) == (4, "4")
     assert rerank.retriever["precision"] == "auto"
     assert rerank.retriever["precision_used"] == "fp32"
     cost = dense.cost

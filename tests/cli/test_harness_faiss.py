@@ -189,5 +189,8 @@ def test_exact_ties_are_ordered_like_the_exact_search(tmp_path: Path) -> None:
         for name in ("exact", "flat", "ivf")
     }
     assert ranked["exact"] == sorted(ranked["exact"], reverse=True)  # ties: ids descending
+    exact = report.stage("exact").retriever
+    assert (exact["batch_size"], exact["batch_size_used"]) == ("auto", "32")  # on the CPU
+    assert report.stage("flat").retriever["search_device_used"] == "faiss"
     assert ranked["flat"] == ranked["exact"]
     assert ranked["ivf"] == ranked["exact"]

@@ -7,6 +7,10 @@ itself, with the same sort call, batches and model call, so that its vectors are
 With ``overlap`` a worker thread tokenizes the next batches while the model encodes the
 current one (the fast tokenizers release the GIL): the batches, and the vectors, do not change.
 
+A forward pass that runs out of GPU memory is retried in halves, and every later batch of the
+encoder is then passed in as many pieces (:attr:`BatchEncoder.pieces`): an ``auto`` batch size
+larger than the GPU can hold costs one failed attempt per halving, not the run.
+
 A model whose ``encode`` does more than this (a default prompt, truncated dimensions,
 flattened unpadded batches) or that is not a torch module (a test double) goes through its own
 ``encode``; its seconds are then all encoding (``tokenize_seconds`` stays ``None``).
@@ -84,6 +88,8 @@ class BatchEncoder:
             they may overlap ``encode_seconds``); ``None`` when ``encode`` could not be split.
         encode_seconds: Seconds in the forward passes, the copy of the vectors back to the
             host included (the whole ``encode`` calls when it could not be split).
+        pieces: Pieces each tokenized batch is passed to the model in (1 until the GPU ran
+            out of memory; doubled each time it did).
     """
 
     def __init__(self, model: Any, batch_size: int, *, overlap: bool = False) -> None:
@@ -93,6 +99,12 @@ class BatchEncoder:
         self.overlap = overlap and self.split
         self.tokenize_seconds: float | None = 0.0 if self.split else None
         self.encode_seconds = 0.0
+        self.pieces = 1
+
+    @property
+    def batch_size_used(self) -> int:
+        """The most texts one forward pass took (the batch size, divided by :attr:`pieces`)."""
+        return -(-self.batch_size // self.pieces)
 
     def encode_groups(
         self, texts: Sequence[str], groups: Sequence[Positions]
@@ -171,6 +183,24 @@ class BatchEncoder:
         import torch
 
         start = time.perf_counter()
+        rows = _rows(features)
+        while True:
+            try:
+                parts = [self._pass(piece) for piece in _pieces(features, rows, self.pieces)]
+                break
+            except torch.cuda.OutOfMemoryError:
+                if self.pieces >= rows:
+                    raise
+                self.pieces *= 2
+                torch.cuda.empty_cache()
+        host = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        self.encode_seconds += time.perf_counter() - start
+        return np.asarray(host, dtype=np.float32).reshape(len(host), -1)
+
+    def _pass(self, features: dict[str, Any]) -> FloatMatrix:
+        """One forward pass: the features' embeddings, as float32 on the host."""
+        import torch
+
         device = self.model.device
         with torch.inference_mode():
             moved = {
@@ -178,6 +208,35 @@ class BatchEncoder:
                 for key, value in features.items()
             }
             embeddings = self.model(moved)["sentence_embedding"]
-            host = embeddings.detach().to("cpu", torch.float32).numpy()
-        self.encode_seconds += time.perf_counter() - start
-        return np.asarray(host, dtype=np.float32).reshape(len(host), -1)
+            host: FloatMatrix = embeddings.detach().to("cpu", torch.float32).numpy()
+        return host
+
+
+def _rows(features: dict[str, Any]) -> int:
+    """Texts in a tokenized batch (the first dimension of its token ids)."""
+    return len(features["input_ids"] if "input_ids" in features else next(iter(features.values())))
+
+
+def _pieces(features: dict[str, Any], rows: int, pieces: int) -> list[dict[str, Any]]:
+    """The batch cut into ``pieces`` consecutive slices of rows (itself when 1).
+
+    Every value with one entry per row (tensors, lists) is sliced; others are shared. The
+    padding stays the whole batch's, so each text's vector is computed as in the whole batch.
+    """
+    if pieces <= 1:
+        return [features]
+    size = -(-rows // pieces)
+    return [
+        {
+            key: value[first : first + size] if _per_row(value, rows) else value
+            for key, value in features.items()
+        }
+        for first in range(0, rows, size)
+    ]
+
+
+def _per_row(value: Any, rows: int) -> bool:
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return len(shape) > 0 and int(shape[0]) == rows
+    return isinstance(value, list) and len(value) == rows

@@ -25,9 +25,18 @@ __all__ = [
     "cache_model_id",
     "dense_available",
     "load_sentence_transformer",
+    "resolve_batch_size",
     "resolve_device",
     "resolve_precision",
 ]
+
+AUTO_BATCH_CUDA = 256
+"""Texts per batch on CUDA when ``batch_size = "auto"`` (halved whenever the GPU runs out of
+memory, see :class:`~groundkit.harness.dense._encode.BatchEncoder`): a batch of 32 leaves a
+GPU's arithmetic mostly idle for a small model."""
+AUTO_BATCH_OTHER = 32
+"""Texts per batch elsewhere (sentence-transformers' own default): on a CPU a larger batch only
+pads more."""
 
 DENSE_INSTALL_HINT = (
     "pip install 'groundkit-cli[dense]' (no GPU? install torch's CPU build first, a tenth "
@@ -63,6 +72,17 @@ def resolve_device(requested: str) -> str:
     if mps is not None and mps.is_available():
         return "mps"
     return "cpu"
+
+
+def resolve_batch_size(requested: int | str, device: str) -> int:
+    """Texts per batch on ``device`` (already resolved).
+
+    The number given, or for ``auto`` :data:`AUTO_BATCH_CUDA` on CUDA and
+    :data:`AUTO_BATCH_OTHER` elsewhere.
+    """
+    if requested != "auto":
+        return int(requested)
+    return AUTO_BATCH_CUDA if device.split(":", 1)[0] == "cuda" else AUTO_BATCH_OTHER
 
 
 def resolve_precision(requested: str, device: str, *, stage: str) -> str:

@@ -32,6 +32,7 @@ from groundkit.harness.dense._loading import (
     BackgroundLoad,
     cache_model_id,
     load_sentence_transformer,
+    resolve_batch_size,
     resolve_device,
     resolve_precision,
 )
@@ -129,6 +130,7 @@ class DenseIndex:
         self.config = config
         self.device = resolve_device(config.device)
         self.precision = resolve_precision(config.precision, self.device, stage=stage)
+        self.batch_size = resolve_batch_size(config.batch_size, self.device)
         self.search_device = (
             resolve_search_device(config.search_device, self.device, stage=stage)
             if config.index == "exact"
@@ -147,7 +149,7 @@ class DenseIndex:
         self.model = self._loaded(model, prefixed, missing, progress)
         self.encoder = BatchEncoder(
             self.model,
-            config.batch_size,
+            self.batch_size,
             overlap=overlap_wanted(config.overlap_tokenization, self.device),
         )
         self.search_seconds = 0.0
@@ -236,7 +238,7 @@ class DenseIndex:
         from groundkit.harness.dense._ray import RayGroups
 
         todo = [texts[i] for i in missing]
-        groups = length_groups(todo, max(self.config.batch_size * _GROUP_BATCHES, 1))
+        groups = length_groups(todo, max(self.batch_size * _GROUP_BATCHES, 1))
         ray = RayGroups(todo, groups, self.config, self._ray_address, self._stage, self.precision)
         return ray, ray.start()
 
@@ -263,7 +265,7 @@ class DenseIndex:
             encoded = remote[1].helped(lambda positions: self._encode_here(remote, positions))
         else:
             todo = [texts[i] for i in missing]
-            groups = length_groups(todo, max(self.config.batch_size * _GROUP_BATCHES, 1))
+            groups = length_groups(todo, max(self.batch_size * _GROUP_BATCHES, 1))
             encoded = self.encoder.encode_groups(todo, groups)
         matrix: FloatMatrix | None = None
         done = 0
@@ -299,7 +301,7 @@ class DenseIndex:
 
     def _encode(self, texts: Sequence[str]) -> FloatMatrix:
         """Query embeddings, in the given order (groups as before: query results unchanged)."""
-        step = max(self.config.batch_size * _GROUP_BATCHES, 1)
+        step = max(self.batch_size * _GROUP_BATCHES, 1)
         groups = [np.arange(s, min(s + step, len(texts))) for s in range(0, len(texts), step)]
         parts = [v for _, v in self.encoder.encode_groups(texts, groups)]
         return np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)

@@ -65,7 +65,7 @@ class GroupEncoder:
     Args:
         model: The model name or folder.
         device: The requested device (``auto`` is resolved on the actor's machine).
-        batch_size: Texts per encoder batch.
+        batch_size: Texts per encoder batch (``auto`` is resolved for the actor's device).
         threads: The driver's CPU thread count for the model (``None``: Ray's default).
         precision: The floating-point format the driver resolved (``fp32``, ``fp16``,
             ``bf16``): every actor's vectors go to the driver's cache for that precision.
@@ -75,11 +75,15 @@ class GroupEncoder:
         self,
         model: str,
         device: str,
-        batch_size: int,
+        batch_size: int | str,
         threads: int | None,
         precision: str = "fp32",
     ) -> None:
-        from groundkit.harness.dense._loading import load_sentence_transformer, resolve_device
+        from groundkit.harness.dense._loading import (
+            load_sentence_transformer,
+            resolve_batch_size,
+            resolve_device,
+        )
 
         self.device = resolve_device(device)
         if threads is not None and self.device == "cpu":
@@ -96,7 +100,7 @@ class GroupEncoder:
         self.model = load_sentence_transformer(
             model, stage="ray actor", device=self.device, precision=precision
         )
-        self.batch_size = batch_size
+        self.batch_size = resolve_batch_size(batch_size, self.device)
 
     def ready(self) -> bool:
         """True once the model is loaded (the actor's construction is done)."""

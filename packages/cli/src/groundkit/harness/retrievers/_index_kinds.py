@@ -140,13 +140,14 @@ class DenseStage:
         self.context.run.shared.count("embeddings", self._index.embedded)
 
     def run_info(self) -> dict[str, str]:
-        """What the run chose for the stage: device, precision, search device, executor."""
+        """What the run chose for the stage: device, precision, search device, batch, executor."""
         if self._index is None:
             return {}
         return {
             "device_used": self._index.device,
             "precision_used": self._index.precision,
             "search_device_used": self._index.search_device,
+            "batch_size_used": str(self._index.encoder.batch_size_used),
             "executor": self.context.run.settings.executor,
         }
 
