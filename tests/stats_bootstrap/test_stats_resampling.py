@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from scipy.stats import binom, chi2_contingency, chisquare, multinomial
 
 from groundkit.stats import StatsError
+from groundkit.stats.kernels import _cores as cores
 from groundkit.stats.kernels import _resampling as resampling
 from groundkit.stats.kernels import _rowsums as rowsums
 from groundkit.stats.kernels import _scratch as scratch_buffers
@@ -353,6 +354,7 @@ def test_random_sign_counts_are_deterministic_and_thread_independent() -> None:
 
 
 def test_default_workers_leave_busy_cores_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cores, "cgroup_cpu_limit", lambda: None)  # whatever this machine's
     monkeypatch.setattr(resampling.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
     monkeypatch.setattr(resampling.os, "getloadavg", lambda: (0.1, 0.0, 0.0))
     assert resampling._default_workers() == 2
@@ -371,3 +373,13 @@ def test_sign_tables_hold_every_signed_sum_of_their_byte() -> None:
     expected = padded @ (1 - 2 * bit).T
     assert kernel._tables is not None
     np.testing.assert_allclose(kernel._tables, expected, rtol=0, atol=1e-12)
+
+
+def test_default_workers_keep_to_the_container_s_quota(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 16 processors visible, a quota of 1.5 CPUs, an idle machine: 2 threads, not 4.
+    monkeypatch.setattr(
+        resampling.os, "sched_getaffinity", lambda _pid: set(range(16)), raising=False
+    )
+    monkeypatch.setattr(resampling.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(cores, "cgroup_cpu_limit", lambda: 1.5)
+    assert resampling._default_workers() == 2

@@ -1,1 +1,9 @@
-"""Fast exact kernels: resampled means, sign-flip counts, distribution functions."""
+"""Fast exact kernels: resampled means, sign-flip counts, distribution functions.
+
+Also the one count of the cores a process may use (:func:`available_cores`), which every
+parallel part of groundkit starts from.
+"""
+
+from groundkit.stats.kernels._cores import available_cores, cgroup_cpu_limit
+
+__all__ = ["available_cores", "cgroup_cpu_limit"]

@@ -41,6 +41,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from groundkit.stats._errors import StatsError
+from groundkit.stats.kernels._cores import available_cores
 from groundkit.stats.kernels._rowsums import row_sums
 from groundkit.stats.kernels._scratch import borrowed_scratch, index_scratch, scratch
 
@@ -219,14 +220,14 @@ def _seed_sequence(seed: Seed) -> np.random.SeedSequence:
 def _default_workers() -> int:
     """Threads for the idle cores: the available cores, less those other work keeps busy.
 
+    The available cores are :func:`~groundkit.stats.kernels.available_cores` (the affinity,
+    capped by the container's CPU quota).
+
     Measured here: with both cores busy with other programs, two threads were 40% slower
     than one (n = 1,000), so the one-minute load average is taken into account, much like
     OpenMP's dynamic thread adjustment. Results never depend on it.
     """
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - macOS and Windows
-        cores = os.cpu_count() or 1
+    cores = available_cores()
     try:
         busy = os.getloadavg()[0]
     except OSError:  # pragma: no cover - no load average on this platform

@@ -1,4 +1,4 @@
-"""The cores a run uses: the process's affinity, capped by its control group's CPU quota.
+"""The cores groundkit uses: the process's affinity, capped by its control group's CPU quota.
 
 Each case builds a fake ``/sys/fs/cgroup`` tree and ``/proc/self/cgroup`` under ``tmp_path``,
 laid out as the kernel lays them out (cgroup v2's ``cpu.max``, cgroup v1's
@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from groundkit.harness import _cores
-from groundkit.harness._cores import available_cores, cgroup_cpu_limit
+from groundkit.stats.kernels import _cores, available_cores, cgroup_cpu_limit
 
 
 def _write(path: Path, text: str) -> None:
@@ -101,3 +100,8 @@ def test_this_machine() -> None:
     assert available_cores() == (
         affinity if limit is None else min(affinity or 1, math.ceil(limit))
     )
+
+
+def test_the_harness_counts_the_same_cores() -> None:
+    harness = pytest.importorskip("groundkit.harness._cores")  # absent when stats stands alone
+    assert harness.available_cores is available_cores
