@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -35,6 +36,25 @@ def test_doctor_reports_the_installation_as_json(repo_root: Path) -> None:
     # Without torch (an install without the dense extra) the device says why it is the CPU.
     assert facts["torch"]["device"].split(" ", 1)[0] in {"cpu", "cuda", "mps"}
     assert "groundkit" in facts["caches"]["embeddings"]
+    cores = facts["cores"]
+    assert 1 <= cores["used"] <= cores["processors"]
+    if cores["cpu_limit"] is not None:
+        assert cores["used"] == min(cores["processors"], -(-cores["cpu_limit"] // 1))
+
+
+def test_doctor_says_how_many_cores_a_run_uses_and_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    import groundkit.stats.kernels as kernels
+    from groundkit.stats.kernels import _cores
+
+    # A 1.5-CPU container on a 16-processor node: the count (in _cores) and the doctor's
+    # account of it (through the package's name) both see the quota.
+    monkeypatch.setattr(_cores, "cgroup_cpu_limit", lambda: 1.5)
+    monkeypatch.setattr(kernels, "cgroup_cpu_limit", lambda: 1.5)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(16)), raising=False)
+    result = CliRunner().invoke(cli, ["doctor"])
+    assert result.exit_code == 0, result.output
+    expected = "cores     2 for a run's workers (16 processors allowed, a CPU limit of 1.5 by"
+    assert expected in result.output
 
 
 def test_doctor_says_what_is_missing_and_where_a_dense_stage_runs(

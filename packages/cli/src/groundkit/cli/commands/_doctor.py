@@ -9,6 +9,7 @@ It changes nothing and makes no network call.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import re
 import sys
@@ -82,6 +83,17 @@ def _torch() -> dict[str, Any]:
     return facts
 
 
+def _cores() -> dict[str, Any]:
+    """The cores a run's workers use, and why: the processors allowed and the CPU quota."""
+    from groundkit.stats.kernels import available_cores, cgroup_cpu_limit
+
+    try:
+        processors = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - macOS and Windows
+        processors = os.cpu_count() or 1
+    return {"used": available_cores(), "processors": processors, "cpu_limit": cgroup_cpu_limit()}
+
+
 def _caches() -> dict[str, str]:
     from groundkit.cli.judges._cache_dir import judge_cache_dir
     from groundkit.harness.dense import default_cache_dir
@@ -101,6 +113,7 @@ def doctor_facts() -> dict[str, Any]:
         "groundkit": {name: _version(name) for name in _DISTRIBUTIONS},
         "extras": _extras(),
         "torch": _torch(),
+        "cores": _cores(),
         "caches": _caches(),
     }
 
@@ -122,6 +135,13 @@ def _lines(facts: dict[str, Any]) -> list[str]:
     lines += [f"  GPU {index}: {name}" for index, name in enumerate(torch.get("gpus", []))]
     if "hint" in torch:
         lines.append(f"  note: {torch['hint']}")
+    cores = facts["cores"]
+    limit = cores["cpu_limit"]
+    quota = "no CPU limit" if limit is None else f"a CPU limit of {limit:g} by its control group"
+    lines.append(
+        f"cores     {cores['used']} for a run's workers ({cores['processors']} processors "
+        f"allowed, {quota})"
+    )
     lines.append("caches")
     lines += [f"  {name:<14} {where}" for name, where in facts["caches"].items()]
     return lines
