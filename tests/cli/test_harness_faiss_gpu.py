@@ -18,7 +18,12 @@ from pydantic import ValidationError
 
 from groundkit.harness import DenseRetriever, HarnessError
 from groundkit.harness.dense import _index
-from groundkit.harness.dense._index import GPU_MAX_K, FaissIndex, faiss_search_device
+from groundkit.harness.dense._index import (
+    GPU_MAX_K,
+    FaissIndex,
+    faiss_device_for,
+    faiss_search_device,
+)
 
 faiss = pytest.importorskip("faiss")
 
@@ -138,13 +143,15 @@ def test_more_probes_than_the_gpu_allows_keep_the_index_on_the_cpu(
 
 
 def test_the_stage_records_where_its_faiss_index_is_searched(two_gpus: dict[str, Any]) -> None:
-    from groundkit.harness.dense._model import _faiss_device
-
     flat = DenseRetriever(index="faiss-flat")
-    assert _faiss_device(flat, "cuda", "d") == "faiss:cuda:0"
-    assert _faiss_device(flat, "cpu", "d") == "faiss"
+    assert faiss_device_for(flat, "cuda", "d") == "cuda:0"
+    assert faiss_device_for(flat, "cpu", "d") == "cpu"
     pinned = DenseRetriever(index="faiss-flat", search_device="cuda:1")
-    assert _faiss_device(pinned, "cpu", "d") == "faiss:cuda:1"
+    assert faiss_device_for(pinned, "cpu", "d") == "cuda:1"
+    # As the report records it (search_device_used).
+    vectors = _vectors(50, 4)
+    assert FaissIndex(vectors, flat, "d", "cuda:1").search_device == "faiss:cuda:1"
+    assert FaissIndex(vectors, flat, "d").search_device == "faiss"
 
 
 def test_search_device_of_a_faiss_index() -> None:

@@ -9,7 +9,6 @@ It changes nothing and makes no network call.
 from __future__ import annotations
 
 import json
-import os
 import platform
 import re
 import sys
@@ -85,13 +84,13 @@ def _torch() -> dict[str, Any]:
 
 def _cores() -> dict[str, Any]:
     """The cores a run's workers use, and why: the processors allowed and the CPU quota."""
-    from groundkit.stats.kernels import available_cores, cgroup_cpu_limit
+    from groundkit.stats.kernels import allowed_processors, available_cores, cgroup_cpu_limit
 
-    try:
-        processors = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - macOS and Windows
-        processors = os.cpu_count() or 1
-    return {"used": available_cores(), "processors": processors, "cpu_limit": cgroup_cpu_limit()}
+    return {
+        "used": available_cores(),
+        "processors": allowed_processors(),
+        "cpu_limit": cgroup_cpu_limit(),
+    }
 
 
 def _caches() -> dict[str, str]:

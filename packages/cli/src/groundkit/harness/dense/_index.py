@@ -29,6 +29,7 @@ __all__ = [
     "FAISS_INSTALL_HINT",
     "GPU_MAX_K",
     "FaissIndex",
+    "faiss_device_for",
     "faiss_search_device",
     "ivf_sizes",
     "require_faiss",
@@ -88,6 +89,18 @@ def faiss_search_device(
         f"search_device {requested!r} with index = {index!r} needs FAISS built with CUDA "
         f"(faiss-gpu) seeing GPU {number}, and it sees {faiss_gpus(faiss)}; stage {stage!r} "
         "(use search_device = 'cpu' or 'auto')"
+    )
+
+
+def faiss_device_for(settings: DenseRetriever, model_device: str, stage: str) -> str:
+    """``cpu`` or ``cuda:N``: where a stage's FAISS index is searched.
+
+    Raises:
+        HarnessError: faiss-cpu is missing, or the CUDA device asked for is not usable.
+    """
+    faiss = require_faiss(stage, settings.index)
+    return faiss_search_device(
+        faiss, settings.search_device, model_device, stage=stage, index=settings.index
     )
 
 
@@ -154,6 +167,11 @@ class FaissIndex:
             self._cpu_index = None  # copied back only for a search deeper than GPU_MAX_K
         else:
             self.device = "cpu"
+
+    @property
+    def search_device(self) -> str:
+        """Where it is searched, as reports record it: ``faiss`` (the CPU) or ``faiss:cuda:N``."""
+        return "faiss" if self.device == "cpu" else f"faiss:{self.device}"
 
     def search(self, queries: npt.NDArray[np.float32], depth: int) -> Sequence[Hits]:
         """The ``depth`` best chunks of each query, by score, ties to the later chunk."""

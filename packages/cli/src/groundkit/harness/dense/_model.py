@@ -131,10 +131,15 @@ class DenseIndex:
         self.device = resolve_device(config.device)
         self.precision = resolve_precision(config.precision, self.device, stage=stage)
         self.batch_size = resolve_batch_size(config.batch_size, self.device)
+        faiss_on = None  # a FAISS index's device: checked now, before anything is embedded
+        if config.index != "exact":
+            from groundkit.harness.dense._index import faiss_device_for
+
+            faiss_on = faiss_device_for(config, self.device, stage)
         self.search_device = (
-            resolve_search_device(config.search_device, self.device, stage=stage)
-            if config.index == "exact"
-            else _faiss_device(config, self.device, stage)
+            "faiss"
+            if faiss_on is not None
+            else resolve_search_device(config.search_device, self.device, stage=stage)
         )
         self._stage = stage
         self._executor = executor
@@ -166,13 +171,11 @@ class DenseIndex:
         self.vectors = self._normalise(matrix)
         self.vector_index: FaissIndex | None = None
         self.torch_search: TorchSearch | None = None
-        if config.index != "exact":
+        if faiss_on is not None:
             from groundkit.harness.dense._index import FaissIndex
 
-            device = self.search_device.partition(":")[2] or "cpu"
-            self.vector_index = FaissIndex(self.vectors, config, stage, device)
-            on = self.vector_index.device
-            self.search_device = "faiss" if on == "cpu" else f"faiss:{on}"
+            self.vector_index = FaissIndex(self.vectors, config, stage, faiss_on)
+            self.search_device = self.vector_index.search_device
         elif self.search_device != "numpy":
             from groundkit.harness.dense._search import TorchSearch
 
@@ -368,14 +371,3 @@ class DenseIndex:
         tokenizer = self.model.tokenizer
         encoded = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
         return [len(ids) for ids in encoded]
-
-
-def _faiss_device(config: DenseRetriever, model_device: str, stage: str) -> str:
-    """``faiss`` (the CPU) or ``faiss:cuda:N``: where the stage's FAISS index is searched."""
-    from groundkit.harness.dense._index import faiss_search_device, require_faiss
-
-    faiss = require_faiss(stage, config.index)
-    device = faiss_search_device(
-        faiss, config.search_device, model_device, stage=stage, index=config.index
-    )
-    return "faiss" if device == "cpu" else f"faiss:{device}"

@@ -83,12 +83,9 @@ def _check_hardware(settings: DenseRetriever, stage: str) -> None:
     if settings.index == "exact":
         resolve_search_device(settings.search_device, device, stage=stage)
     else:
-        from groundkit.harness.dense._index import faiss_search_device, require_faiss
+        from groundkit.harness.dense._index import faiss_device_for
 
-        faiss = require_faiss(stage, settings.index)
-        faiss_search_device(
-            faiss, settings.search_device, device, stage=stage, index=settings.index
-        )
+        faiss_device_for(settings, device, stage)
 
 
 class DenseStage:

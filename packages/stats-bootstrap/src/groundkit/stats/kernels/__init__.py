@@ -4,6 +4,6 @@ Also the one count of the cores a process may use (:func:`available_cores`), whi
 parallel part of groundkit starts from.
 """
 
-from groundkit.stats.kernels._cores import available_cores, cgroup_cpu_limit
+from groundkit.stats.kernels._cores import allowed_processors, available_cores, cgroup_cpu_limit
 
-__all__ = ["available_cores", "cgroup_cpu_limit"]
+__all__ = ["allowed_processors", "available_cores", "cgroup_cpu_limit"]

@@ -19,18 +19,23 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["available_cores", "cgroup_cpu_limit"]
+__all__ = ["allowed_processors", "available_cores", "cgroup_cpu_limit"]
 
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
 _PROC_CGROUP = Path("/proc/self/cgroup")
 
 
+def allowed_processors() -> int:
+    """The processors the scheduler lets this process use (``sched_getaffinity``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS and Windows
+        return max(1, os.cpu_count() or 1)
+
+
 def available_cores() -> int:
     """The cores this process may run on: its affinity, capped by its control group's quota."""
-    try:
-        cores = max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - macOS and Windows
-        cores = max(1, os.cpu_count() or 1)
+    cores = allowed_processors()
     limit = cgroup_cpu_limit()
     return cores if limit is None else max(1, min(cores, math.ceil(limit)))
 
