@@ -8,6 +8,7 @@ pieces found, without failing again.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 from pydantic import ValidationError
 
 from groundkit.harness import DenseRetriever
+from groundkit.harness.dense import _encode as encode_module
 from groundkit.harness.dense._encode import BatchEncoder, _pieces
 from groundkit.harness.dense._loading import resolve_batch_size
 
@@ -102,3 +104,69 @@ def test_batch_size_is_auto_unless_given() -> None:
     assert DenseRetriever().batch_size == "auto"
     assert DenseRetriever(batch_size=64).batch_size == 64
     assert DenseRetriever.model_validate({"batch_size": "auto"}).batch_size == "auto"
+
+
+class _Copies:
+    """Records every ``pin_memory`` (with its thread) and every ``to`` copy's ``non_blocking``."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.pinned: list[str] = []
+        self.non_blocking: list[bool] = []
+        to = torch.Tensor.to
+
+        def pin_memory(tensor: Any) -> Any:
+            self.pinned.append(threading.current_thread().name)
+            return tensor.clone()  # what a CUDA build returns: a copy in page-locked memory
+
+        def copy(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+            self.non_blocking.append(bool(kwargs.get("non_blocking", False)))
+            return to(tensor, *args, **kwargs)
+
+        monkeypatch.setattr(torch.Tensor, "pin_memory", pin_memory)
+        monkeypatch.setattr(torch.Tensor, "to", copy)
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_batches_for_a_cuda_model_are_pinned_where_they_are_tokenized(
+    monkeypatch: pytest.MonkeyPatch, overlap: bool
+) -> None:
+    texts = [f"text number {i} " * (1 + i % 5) for i in range(70)]
+    groups = [np.arange(0, 40), np.arange(40, 70)]
+    expected = np.concatenate(
+        [v for _, v in BatchEncoder(_Tiny(99), 16).encode_groups(texts, groups)]
+    )
+    monkeypatch.setattr(encode_module, "_on_cuda", lambda model: True)  # a CUDA model, on the CPU
+    copies = _Copies(monkeypatch)
+    encoder = BatchEncoder(_Tiny(99), 16, overlap=overlap)
+    assert encoder.pin
+    got = np.concatenate([v for _, v in encoder.encode_groups(texts, groups)])
+    np.testing.assert_array_equal(got, expected)
+    batches = 3 + 2  # 40 texts in batches of 16, then 30
+    assert len(copies.pinned) == 2 * batches  # input_ids and attention_mask of each batch
+    tokenizer_thread = overlap  # pinned off the forward pass's thread when overlapped
+    assert all(name.startswith("groundkit-tokenize") == tokenizer_thread for name in copies.pinned)
+    assert (
+        copies.non_blocking.count(True) == 2 * batches
+    )  # the copies to the device are asynchronous
+
+
+def test_a_model_off_cuda_is_neither_pinned_nor_copied_asynchronously(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    copies = _Copies(monkeypatch)
+    encoder = BatchEncoder(_Tiny(99), 8, overlap=True)
+    assert not encoder.pin
+    list(encoder.encode_groups(["a", "bb", "ccc"] * 6, [np.arange(18)]))
+    assert copies.pinned == []
+    assert copies.non_blocking
+    assert not any(copies.non_blocking)
+
+
+def test_a_model_is_on_cuda_by_its_device() -> None:
+    class _On:
+        def __init__(self, device: str) -> None:
+            self.device = torch.device(device)
+
+    on_cuda = encode_module._on_cuda
+    assert [on_cuda(_On(d)) for d in ("cuda", "cuda:1", "cpu", "meta")] == [1, 1, 0, 0]
+    assert not on_cuda(object())
