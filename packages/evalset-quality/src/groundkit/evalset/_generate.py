@@ -55,7 +55,7 @@ class DroppedDraft(BaseModel):
         detail: What was wrong.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     doc: str
     passage: int
@@ -72,7 +72,7 @@ class DraftResult(BaseModel):
         dropped: Every dropped draft with why.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     judgments: tuple[Judgment, ...]
     asked: int

@@ -81,7 +81,7 @@ __all__ = [
     "chunk_text",
 ]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class _TokenLimited(BaseModel):

@@ -133,7 +133,7 @@ class Label(BaseModel):
         source: ``heuristic``, ``model`` or ``person``.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     qtype: str
     source: LabelSource

@@ -75,7 +75,7 @@ class ItemComparison(BaseModel):
         seed: Seed of every random step.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     label: str | None = None
     metric: str | None
