@@ -33,7 +33,7 @@ __all__ = [
     "StageSnapshot",
 ]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 BucketName = Literal[
     "gold-not-resolvable",

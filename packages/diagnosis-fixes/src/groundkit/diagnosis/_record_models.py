@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 Rows = Mapping[str, Mapping[str, float]]
 """Per-query rows of one stage: query id to metric name to value."""

@@ -12,7 +12,7 @@ from groundkit.diagnosis._record import Caution, TrackRecord
 
 __all__ = ["TrackRow", "TrackSummary", "summarise_track_record"]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class TrackRow(BaseModel):

@@ -80,7 +80,7 @@ class EvalSetQuality(BaseModel):
         notes: The warnings log (see :meth:`warnings`).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     size: int
     answerable: int
@@ -275,7 +275,7 @@ def _resolve(
 class _Systems(BaseModel):
     """Scores of several systems per question, with where they came from."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     per_question: dict[str, tuple[float, ...]]
     system_count: int

@@ -55,7 +55,7 @@ class DroppedDraft(BaseModel):
         detail: What was wrong.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     doc: str
     passage: int
@@ -72,7 +72,7 @@ class DraftResult(BaseModel):
         dropped: Every dropped draft with why.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     judgments: tuple[Judgment, ...]
     asked: int

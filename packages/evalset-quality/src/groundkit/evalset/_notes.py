@@ -53,7 +53,7 @@ class Note(BaseModel):
         source: The check or filter that wrote the entry.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     level: NoteLevel
     code: EvalsetNoteCode

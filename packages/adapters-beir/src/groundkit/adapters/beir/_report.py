@@ -49,7 +49,7 @@ class BeirAdaptationReport(BaseModel):
             left out or read in an unusual way.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     source_dir: Path
     output_dir: Path

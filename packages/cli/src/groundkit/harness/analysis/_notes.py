@@ -37,7 +37,7 @@ class DetectionLimits(BaseModel):
         family_size: Comparisons in the family.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     query_count: int
     unpaired: float

@@ -56,7 +56,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "groundkit.retrievers"
 """The entry-point group third-party retriever kinds register in."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 @dataclass(frozen=True)

@@ -106,7 +106,7 @@ DEFAULT_BUDGETS: tuple[int, ...] = (1000, 2000, 4000)
 RetrieverConfig = RetrieverSettings
 """A retriever's settings: the registered settings model of its ``kind``."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
 _STAGE_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 
 

@@ -38,7 +38,7 @@ from groundkit.judgments.report import WholeNumber
 
 __all__ = ["SweepArm", "SweepPlan", "SweepSettings", "expand_sweep", "load_sweep"]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
 Pipeline = Literal["bm25", "dense", "hybrid"]
 FrontAxis = Literal["metric", "context_chars", "latency_p95"]
 FRONT_AXES: tuple[FrontAxis, ...] = ("metric", "context_chars", "latency_p95")

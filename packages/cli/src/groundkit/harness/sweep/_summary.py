@@ -37,7 +37,7 @@ __all__ = [
 SWEEP_SCHEMA_VERSION = "1.0"
 """Version of the sweep summary's shape (a minor version only adds fields with defaults)."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class SweepPoint(BaseModel):

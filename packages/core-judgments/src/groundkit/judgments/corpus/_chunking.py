@@ -81,7 +81,7 @@ __all__ = [
     "chunk_text",
 ]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class _TokenLimited(BaseModel):

@@ -153,7 +153,7 @@ class GoldQuote(BaseModel):
             tolerant match beginning there, else resolution raises an error.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     doc: str = Field(strict=True)
     quote: str = Field(strict=True)
@@ -190,7 +190,7 @@ class Judgment(BaseModel):
         meta: Extra JSON data (strings, numbers, booleans, null, lists and string-keyed objects).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     query_id: str = Field(strict=True)
     query: str = Field(strict=True)

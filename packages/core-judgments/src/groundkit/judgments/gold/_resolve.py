@@ -146,7 +146,7 @@ class ResolvedQuote(BaseModel):
             ``not-found`` (``None`` when resolved).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     gold: GoldQuote
     spans: tuple[Span, ...] = ()
@@ -165,7 +165,7 @@ class ResolvedQuote(BaseModel):
 class ResolvedJudgment(BaseModel):
     """A judgment with each of its gold quotes resolved, in the order of ``judgment.gold``."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     judgment: Judgment
     quotes: tuple[ResolvedQuote, ...] = ()

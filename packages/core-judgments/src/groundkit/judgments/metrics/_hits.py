@@ -23,7 +23,7 @@ class Hit(BaseModel):
             hits are given, never the score.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     doc: str = Field(min_length=1)
     start: int = Field(ge=0)

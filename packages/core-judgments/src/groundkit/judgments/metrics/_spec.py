@@ -48,7 +48,7 @@ class MetricSpec(BaseModel):
         budget_tokens: The token budget ``N`` of ``recall@Nt`` and ``ndcg@Nt``, else ``None``.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str
     kind: MetricKind

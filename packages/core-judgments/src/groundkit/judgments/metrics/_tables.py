@@ -65,7 +65,7 @@ class GoldItem(BaseModel):
             denominators.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     grade: int = Field(default=1, ge=1, strict=True)
     spans: tuple[tuple[str, int, int], ...] = ()

@@ -38,7 +38,7 @@ class AblationRow(BaseModel):
             every ablation row (``baseline`` is the component, ``candidate`` the whole).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     stage: str
     component: str

@@ -45,7 +45,7 @@ class RateFigure(BaseModel):
         high: Upper bound (``None`` when ``n`` is 0).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     successes: int = Field(ge=0)
     n: int = Field(ge=0)
@@ -86,7 +86,7 @@ class CalibrationFigures(BaseModel):
         method: The interval's method.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kappa: float | None = Field(default=None, ge=-1.0, le=1.0)
     agreement: float | None = Field(default=None, ge=0.0, le=1.0)
@@ -104,7 +104,7 @@ class AdjudicatedStage(BaseModel):
         comparisons: Differences from the baseline on the adjudicated scores.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     aggregates: dict[str, MetricAggregate] = Field(default_factory=dict)
     comparisons: list[StageComparison] = Field(default_factory=list)
@@ -136,7 +136,7 @@ class AdjudicationInfo(BaseModel):
         calibration: The card's figures, when calibrated.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     judge: str
     prompt_version: str

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HitColumns", "PackedArray", "ScoreColumns", "expand_columns", "stage_columns"]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 Dtype = Literal["<u2", "<u4", "<f4", "<f8"]
 

@@ -29,7 +29,7 @@ MemoryMethod = Literal["rss_peak_reset", "rss_delta"]
 the start of the stage (``rss_peak_reset``, Linux), or the resident set after the stage minus
 before it (``rss_delta``, a lower bound of the peak)."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class StagePrice(BaseModel):

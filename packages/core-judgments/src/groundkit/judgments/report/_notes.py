@@ -45,7 +45,7 @@ class ReportNote(BaseModel):
         text: The note, one or two sentences for a person.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     code: NoteCode
     level: NoteLevel = "info"

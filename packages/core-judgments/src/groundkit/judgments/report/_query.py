@@ -14,7 +14,7 @@ __all__ = ["EvidenceTrace", "FrozenModel", "QueryResult", "ReportHit"]
 class FrozenModel(BaseModel):
     """The base of every report model: frozen, and unknown keys refused."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class ReportHit(FrozenModel):

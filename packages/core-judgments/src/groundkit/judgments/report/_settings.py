@@ -76,7 +76,7 @@ class RetrieverRecord(RootModel[_JsonObject]):
     mapping with the same items.
     """
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    model_config = ConfigDict(frozen=True)
     root: _JsonObject = Field(default_factory=dict)
 
     @classmethod
@@ -169,6 +169,6 @@ class TokenizerRecord(BaseModel):
             the first 12 hex digits of the SHA-256 of its vocabulary file.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
     name: str = Field(min_length=1)
     version: str = Field(min_length=1)

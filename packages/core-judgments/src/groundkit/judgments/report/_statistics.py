@@ -26,7 +26,7 @@ Decision = Literal["better", "worse", "inconclusive", "equivalent", "too few que
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class BootstrapSettings(_Model):

@@ -56,7 +56,7 @@ class IdMap(BaseModel):
         queries: Original query id to its new id, renamed ids only.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     document_suffix: str = ""
     documents: dict[str, str] = Field(default_factory=dict)

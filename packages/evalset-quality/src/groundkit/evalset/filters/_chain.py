@@ -42,7 +42,7 @@ class FilterResult(BaseModel):
         input_version: Set version of the input (see ``set_version``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kept: tuple[Judgment, ...]
     rejected: tuple[Rejection, ...]

@@ -133,7 +133,7 @@ class Label(BaseModel):
         source: ``heuristic``, ``model`` or ``person``.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     qtype: str
     source: LabelSource

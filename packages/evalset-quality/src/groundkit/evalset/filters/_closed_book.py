@@ -32,7 +32,7 @@ class ClosedBookResult(BaseModel):
         matches: Whether ``similarity`` reached the threshold.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     query_id: str
     answer: str

@@ -49,7 +49,7 @@ class Rejection(BaseModel):
         reason: One sentence a reviewer can act on.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     filter: str
     query_id: str
@@ -59,7 +59,7 @@ class Rejection(BaseModel):
 class FilterOutcome(BaseModel):
     """What one filter did to the items it was given."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kept: tuple[Judgment, ...]
     rejected: tuple[Rejection, ...] = ()

@@ -64,7 +64,7 @@ class CandidateLine(JudgedSpan):
 class CandidateDecision(BaseModel):
     """A person's decision on one candidate."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     action: CandidateAction
     query_id: str

@@ -62,7 +62,7 @@ class CalibrationStratum(BaseModel):
         decided: Drawn hits the judge decided (at least one call answered).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: Stratum
     population: int = Field(ge=0)
@@ -82,7 +82,7 @@ class CalibrationStratum(BaseModel):
 class CalibrationItem(JudgedSpan):
     """One sampled hit and the judge's verdict on it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
     json_order: ClassVar[tuple[str, ...]] = (
         "stratum",
         "query_id",
@@ -129,7 +129,7 @@ class CalibrationCard(BaseModel):
         items: Every sampled hit with its grades.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     format: Literal["groundkit-calibration-card"] = CARD_FORMAT
     version: int = CARD_VERSION

@@ -99,7 +99,7 @@ class PairVerdict(BaseModel):
         majority: The majority grade (lower median), ``None`` when no repeat answered.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     query: str
     passage_hash: str
@@ -124,7 +124,7 @@ class JudgeUsage(BaseModel):
         seconds: Wall-clock seconds of the run.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     calls: int = 0
     cached: int = 0
@@ -136,7 +136,7 @@ class JudgeUsage(BaseModel):
 class JudgeRun(BaseModel):
     """The verdicts of one run (in the order of the pairs) and its cost."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     verdicts: list[PairVerdict]
     usage: JudgeUsage

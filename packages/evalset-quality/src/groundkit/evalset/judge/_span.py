@@ -19,7 +19,7 @@ class JudgedSpan(BaseModel):
     order so a file rewritten by this version reads exactly like one written before).
     """
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    model_config = ConfigDict(frozen=True)
     json_order: ClassVar[tuple[str, ...]] = ()
 
     query_id: str

@@ -26,7 +26,7 @@ __all__ = [
 POOL_FORMAT: Literal["groundkit-pool"] = "groundkit-pool"
 POOL_VERSION = "1.0"
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class PoolStratum(BaseModel):

@@ -43,7 +43,7 @@ class Decision(BaseModel):
         grade: ``edit``: the new grade of the first gold quote.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     action: ReviewAction
     query_id: str | None = None
@@ -62,7 +62,7 @@ class ReviewProgress(BaseModel):
         total: Items in the queue (the unreviewed items of the set).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     done: int
     total: int

@@ -78,7 +78,7 @@ class SheetCandidate(BaseModel):
         judge_grade: The adjudicated grade, when there is one.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     stratum: str
     kind: Literal["hit", "miss"]
@@ -276,7 +276,7 @@ class SheetStratum(BaseModel):
             (``None``: none is).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     stratum: str
     size: int
@@ -292,7 +292,7 @@ class SheetStratum(BaseModel):
 class SheetResult(BaseModel):
     """A read-back sheet: per stratum and overall (weighted by stratum size)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     strata: list[SheetStratum]
     overall: ProportionInterval | None = None

@@ -75,7 +75,7 @@ class BootstrapResult(BaseModel):
             like these, when it is not (see `percentile_caution`); None otherwise.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     baseline: str
     candidate: str
@@ -108,7 +108,7 @@ class IntervalEstimate(BaseModel):
         caution: Why the stated coverage is not assured for data like these (else None).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     value: float
     low: float

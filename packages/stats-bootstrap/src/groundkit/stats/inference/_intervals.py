@@ -73,7 +73,7 @@ class MeanInterval(BaseModel):
         caution: Why the stated coverage is not assured, when it is not (else None).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     value: float
     low: float
@@ -98,7 +98,7 @@ class DifferenceInterval(BaseModel):
         caution: Why the stated coverage is not assured, when it is not (else None).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: Literal["binary", "numeric"]
     value: float

@@ -27,7 +27,7 @@ class McNemarResult(BaseModel):
         p_value: Exact two-sided binomial p-value on the discordant pairs (1.0 when none).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     gained: int
     lost: int

@@ -48,7 +48,7 @@ class SignFlipResult(BaseModel):
         seed: Seed of the random patterns (unused when exact).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     query_count: int
     nonzero_count: int

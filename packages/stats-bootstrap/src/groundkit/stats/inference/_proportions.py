@@ -45,7 +45,7 @@ class ProportionInterval(BaseModel):
         caution: Why the stated coverage is not assured, when it is not (else None).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     estimate: float
     low: float
@@ -65,7 +65,7 @@ class Stratum(BaseModel):
         population_size: Items the stratum stands for, at least 1 (its weight).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     successes: int
     n: int

@@ -42,7 +42,7 @@ class RatioStratum(BaseModel):
         denominator: Sampled items with the denominator's mark.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     n: int
     population_size: int

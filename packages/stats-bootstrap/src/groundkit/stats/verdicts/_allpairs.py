@@ -52,7 +52,7 @@ class PairResult(BaseModel):
         verdict: "better", "worse", "inconclusive" or "too few queries" (b against a).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     a: str
     b: str
@@ -83,7 +83,7 @@ class AllPairsResult(BaseModel):
         pairs: One entry per pair, in the order of the systems.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     metric: str | None
     systems: list[str]

@@ -75,7 +75,7 @@ class ItemComparison(BaseModel):
         seed: Seed of every random step.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     label: str | None = None
     metric: str | None

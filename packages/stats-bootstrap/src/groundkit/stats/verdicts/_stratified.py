@@ -53,7 +53,7 @@ class PairedStratum(BaseModel):
         lost: Relevant sampled items run a found and run b did not.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     n: int
     population_size: int
@@ -81,7 +81,7 @@ class StratifiedComparison(BaseModel):
         effective_n: Kish's effective number of discordant items (what the weights leave).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     label: str
     difference: float
