@@ -69,7 +69,7 @@ def test_near_copy_of_a_long_text() -> None:
 
 
 def test_whitespace_is_that_of_str_split() -> None:
-    from groundkit.harness.analysis._duplicates import _whitespace
+    from groundkit.harness.analysis._word_hashes import whitespace as _whitespace
 
     every = np.arange(0x110000, dtype=np.uint32)
     expected = np.fromiter((chr(c).isspace() for c in range(0x110000)), np.bool_, 0x110000)
@@ -138,9 +138,19 @@ def test_whole_run_matches_list_by_list(monkeypatch: pytest.MonkeyPatch) -> None
     assert [finder.duplicate_of(*x) for x in lists] == expected
 
 
+def _cached_equal(got: DuplicateFinder, expected: DuplicateFinder) -> None:
+    assert got._cache.keys() == expected._cache.keys()
+    for key, (text_hash, shingles, prefix) in expected._cache.items():
+        entry = got._cache[key]
+        assert entry[0] == text_hash
+        np.testing.assert_array_equal(entry[1], shingles)
+        np.testing.assert_array_equal(entry[2], prefix)
+
+
 def test_threaded_shingling_gives_the_serial_sets(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A large run's batches are shingled on a thread per core; each span's set depends only
-    # on its text and the order key table, so every cached entry equals the serial one.
+    # Where processes cannot be forked, a large run's batches are shingled on a thread per
+    # core (here the run is below the forked size); each span's set depends only on its text
+    # and the order key table, so every cached entry equals the serial one.
     from concurrent.futures import ThreadPoolExecutor
 
     import groundkit.harness.analysis._duplicates as module
@@ -163,12 +173,57 @@ def test_threaded_shingling_gives_the_serial_sets(monkeypatch: pytest.MonkeyPatc
     threaded = DuplicateFinder(corpus)
     threaded._build(keys)
     assert pools == [4]
-    assert threaded._cache.keys() == serial._cache.keys()
-    for key, (text_hash, shingles, prefix) in serial._cache.items():
-        got = threaded._cache[key]
-        assert got[0] == text_hash
-        np.testing.assert_array_equal(got[1], shingles)
-        np.testing.assert_array_equal(got[2], prefix)
+    _cached_equal(threaded, serial)
+
+
+def test_forked_shingling_gives_the_serial_sets(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A large run's spans are cut into parts shingled by forked workers: every cached entry,
+    # and every answer, equals the one-process build's.
+    import groundkit.harness.analysis._duplicates as module
+
+    corpus = _near_copies(60)
+    keys = [(d, s, len(t)) for d, t in enumerate(corpus) for s in (0, 7, 31)]
+    serial = DuplicateFinder(corpus)
+    serial._build(keys)
+    parts_run: list[list[tuple[int, int]]] = []
+    forked = module.run_in_parts
+
+    def counted(work: Any, parts: list[tuple[int, int]]) -> Any:
+        parts_run.append(list(parts))
+        return forked(work, parts)
+
+    monkeypatch.setattr(module, "_FORKED_CHARS", 0)
+    monkeypatch.setattr(module, "_FORKED_PART_CHARS", 1000)
+    monkeypatch.setattr(module, "_HASH_CHARS", 700)  # several batches a part
+    monkeypatch.setattr(module, "available_cores", lambda: 3)
+    monkeypatch.setattr(module, "run_in_parts", counted)
+    parted = DuplicateFinder(corpus)
+    parted._build(keys)
+    assert len(parts_run) == 1
+    assert len(parts_run[0]) == 3
+    assert parts_run[0][0][0] == 0
+    assert parts_run[0][-1][1] == len(keys)
+    _cached_equal(parted, serial)
+    docs = np.asarray([d for d, _, _ in keys], dtype=np.int64)
+    starts = np.asarray([s for _, s, _ in keys], dtype=np.int64)
+    ends = np.asarray([e for _, _, e in keys], dtype=np.int64)
+    bounds = np.asarray([0, 60, len(keys)], dtype=np.int64)
+    expected = serial.duplicates_in_lists(docs, starts, ends, bounds)  # all cached: no build
+    assert DuplicateFinder(corpus).duplicates_in_lists(docs, starts, ends, bounds) == expected
+    assert any(rank is not None for ranks in expected for rank in ranks)
+    assert len(parts_run) == 2  # the whole run went through the workers too
+
+
+def test_a_small_run_is_shingled_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    import groundkit.harness.analysis._duplicates as module
+
+    def refuse(*args: Any) -> Any:
+        raise AssertionError("forked for a small run")
+
+    monkeypatch.setattr(module, "available_cores", lambda: 8)
+    monkeypatch.setattr(module, "run_in_parts", refuse)
+    corpus = _near_copies(10)
+    DuplicateFinder(corpus)._build([(d, 0, len(t)) for d, t in enumerate(corpus)])
 
 
 def test_equal_hashes_of_different_texts_are_not_duplicates() -> None:

@@ -33,17 +33,14 @@ import numpy as np
 import numpy.typing as npt
 
 from groundkit.harness._cores import available_cores
+from groundkit.harness._forked import plan_parts, run_in_parts
 from groundkit.harness._unique import sorted_unique
+from groundkit.harness.analysis._word_hashes import MIX_1, MIX_2, MIX_3, batch_word_ids, finalize
 
 __all__ = ["JACCARD_THRESHOLD", "DuplicateFinder"]
 
 JACCARD_THRESHOLD = 0.9
 _WIDTH = 3
-# Odd multipliers: multiplication by them is a bijection on 64-bit integers.
-_BASE = np.uint64(0x100000001B3)
-_MIX_1 = np.uint64(0x9E3779B97F4A7C15)
-_MIX_2 = np.uint64(0xC2B2AE3D27D4EB4F)
-_MIX_3 = np.uint64(0xBF58476D1CE4E5B9)
 # A shingle id has 51 bits: bit 50 marks a short text, bits 43..49 hold the order key (rarer
 # first, see _build), bits 0..42 the hash. Sorting (span << 51 | id) sorts every span's ids in
 # one pass, for up to 2**13 spans at a time.
@@ -62,26 +59,26 @@ _BATCH_CHARS = 1 << 20
 # Spans are shingled about this many code points at a time (the first _BATCH_CHARS still make
 # the order key table): a 2**20 batch added 40 MiB to a SciFact run's peak memory.
 _HASH_CHARS = 1 << 18
-# From this many characters the batches are shingled on a thread per core: their array
-# operations release the interpreter lock, and each span's set depends only on its own text
-# and the order key table, so the sets are the same whatever thread made them. Below it the
-# threads do not pay: on SciFact's hits (7.8 M characters, 2 cores) they took 1.80-1.96 s a
-# run against 1.74-1.84 s serially, and added 20 MiB to the peak (two batches' temporaries
-# at once, and a malloc arena per thread); on 82 M characters they save 10%.
+# Where processes cannot be forked (macOS, Windows), from this many characters the batches
+# are shingled on a thread per core: their array operations release the interpreter lock,
+# and each span's set depends only on its own text and the order key table, so the sets are
+# the same whatever thread made them. Below it the threads do not pay: on SciFact's hits
+# (7.8 M characters, 2 cores) they took 1.80-1.96 s a run against 1.74-1.84 s serially, and
+# added 20 MiB to the peak (two batches' temporaries at once, and a malloc arena per
+# thread); on 82 M characters they save 10%.
 _THREADED_CHARS = 1 << 24
+# From this many characters of spans (where processes can be forked) the spans are shingled
+# by forked workers, in parts of at least _FORKED_PART_CHARS: the shingling holds the
+# interpreter lock for much of its time, so processes gain where threads did not (2 cores:
+# SciFact's hits 0.16 -> 0.12 s; 100,000 documents' hits 1.51 s on threads -> 1.36 s).
+_FORKED_CHARS = 1 << 22
+_FORKED_PART_CHARS = 1 << 21
 # Candidate pairs and related hits are looked up in batches of about this many (memory bound).
 _BATCH_SLOTS = 1 << 20
 # Buckets of the sketches that rule out most candidate pairs before they are counted exactly.
 _BUCKETS = 512
 # Sketches are counted this many sets at a time (memory bound).
 _SKETCH_SETS = 256
-
-# The whitespace of str.split() (str.isspace) besides the ASCII characters 9-13 and 28-32; a
-# test checks this list against every code point.
-_OTHER_WHITESPACE = np.array(
-    [0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000],
-    dtype=np.uint32,
-)
 
 U64Array = npt.NDArray[np.uint64]
 IntArray = npt.NDArray[np.int64]
@@ -108,6 +105,10 @@ class DuplicateFinder:
         Small batches keep the arrays small (memory, and speed: they stay in the processor's
         caches). The order key table comes from the spans of the first ``_BATCH_CHARS``
         characters, counted over their smaller batches: the same table, whatever the batch.
+        From ``_FORKED_CHARS`` characters the spans are cut into contiguous parts shingled by
+        forked workers besides this process (:func:`~groundkit.harness._forked.run_in_parts`):
+        each span's set depends only on its text and the order key table, so the sets are the
+        same whatever process made them.
         """
         sizes = np.fromiter((e - s for _, s, e in keys), np.int64, len(keys))
         if self._frequency is None and keys:
@@ -119,13 +120,29 @@ class DuplicateFinder:
                     (hashes & _SKETCH_MASK).astype(np.intp), minlength=1 << _SKETCH_BITS
                 )
             self._frequency = np.minimum(counted, int(_KEY_MAX)).astype(np.uint8)
+        parts = plan_parts(
+            sizes + 1, available_cores(), min_chars=_FORKED_CHARS, part_chars=_FORKED_PART_CHARS
+        )
+        if len(parts) > 1:
+
+            def part(first: int, last: int) -> list[_Built]:
+                edges = _batches(sizes[first:last] + 1, _HASH_CHARS)
+                return [self._shingle(keys[first + a : first + b]) for a, b in edges]
+
+            for (first, last), built in zip(parts, run_in_parts(part, parts), strict=True):
+                edges = _batches(sizes[first:last] + 1, _HASH_CHARS)
+                for (a, b), batch in zip(edges, built, strict=True):
+                    self._store(keys[first + a : first + b], batch)
+            return
         _each_batch(
-            lambda edge: self._build_batch(keys[edge[0] : edge[1]]),
+            lambda edge: self._store(
+                keys[edge[0] : edge[1]], self._shingle(keys[edge[0] : edge[1]])
+            ),
             _batches(sizes + 1, _HASH_CHARS),
             threaded=int(sizes.sum()) >= _THREADED_CHARS,
         )
 
-    def _build_batch(self, keys: Sequence[tuple[int, int, int]]) -> None:
+    def _shingle(self, keys: Sequence[tuple[int, int, int]]) -> _Built:
         """Shingle sets of many spans at once (array operations over all their text)."""
         shingled = _Shingled.of(self._texts, keys)
         ids, counts, offsets = shingled.ids, shingled.counts, shingled.offsets
@@ -146,19 +163,27 @@ class DuplicateFinder:
             where = np.searchsorted(owners, short)
             shingles = np.insert(shingles, where, np.asarray(extra, dtype=np.uint64))
             owners = np.insert(owners, where, short)
-        sets = _sorted_sets(shingles, owners, len(keys))
+        flat, sizes = _sorted_sets(shingles, owners, len(keys))
         # A hash of each span's word sequence (position-dependent word ids, summed), odd so
         # that 0 means "no words".
         positioned = np.zeros(ids.size + 1, dtype=np.uint64)
-        positioned[1:] = _finalize(ids + position.astype(np.uint64) * _MIX_3)
+        positioned[1:] = finalize(ids + position.astype(np.uint64) * MIX_3)
         np.cumsum(positioned, out=positioned)
         text_hashes = positioned[offsets[1:]] - positioned[offsets[:-1]]
-        text_hashes = _finalize(text_hashes + counts.astype(np.uint64) * _MIX_1) | np.uint64(1)
+        text_hashes = finalize(text_hashes + counts.astype(np.uint64) * MIX_1) | np.uint64(1)
         text_hashes[counts == 0] = 0
-        sizes = np.fromiter(map(len, sets), np.int64, len(sets))
+        return _Built(text_hashes, flat, sizes)
+
+    def _store(self, keys: Sequence[tuple[int, int, int]], built: _Built) -> None:
+        """Cache each span's text hash, shingle set and prefix (views of the batch's arrays)."""
+        sets = np.split(built.shingles, np.cumsum(built.sizes)[:-1]) if keys else []
         cache = self._cache
         for key, text_hash, shingle_set, length in zip(
-            keys, text_hashes.tolist(), sets, _prefix_lengths(sizes).tolist(), strict=True
+            keys,
+            built.text_hashes.tolist(),
+            sets,
+            _prefix_lengths(built.sizes).tolist(),
+            strict=True,
         ):
             cache[key] = (text_hash, shingle_set, shingle_set[:length])
 
@@ -274,6 +299,14 @@ class DuplicateFinder:
         return words == self._texts[doc][start:end].casefold().split()
 
 
+class _Built(NamedTuple):
+    """The shingle sets of a batch of spans, as one array (sent back whole by a worker)."""
+
+    text_hashes: U64Array  # each span's hash of its words (0: no words)
+    shingles: U64Array  # every span's sorted set, one after the other
+    sizes: IntArray  # each span's set size
+
+
 class _Shingled(NamedTuple):
     """The words and 3-shingle hashes of some spans, computed together."""
 
@@ -296,7 +329,7 @@ class _Shingled(NamedTuple):
         position = np.arange(ids.size, dtype=np.int64) - offsets[span_of]
         starts = np.flatnonzero(position <= counts[span_of] - _WIDTH)
         a, b, c = ids[starts], ids[starts + 1], ids[starts + 2]
-        hashes = _finalize(((a * _MIX_1 + b) * _MIX_2) ^ (c * _MIX_3)) >> np.uint64(64 - _HASH_BITS)
+        hashes = finalize(((a * MIX_1 + b) * MIX_2) ^ (c * MIX_3)) >> np.uint64(64 - _HASH_BITS)
         return cls(ids, counts, offsets, span_of, position, starts, hashes)
 
 
@@ -503,82 +536,27 @@ def _sharing_pairs(sets: Sequence[U64Array]) -> npt.NDArray[np.int64]:
     return np.stack([codes // n, codes % n], axis=1)
 
 
-def _finalize(x: U64Array) -> U64Array:
-    """A bijective 64-bit mix that spreads every input bit over every output bit."""
-    x = x ^ (x >> np.uint64(30))
-    x *= _MIX_3
-    x ^= x >> np.uint64(27)
-    x *= _MIX_2
-    x ^= x >> np.uint64(31)
-    return x
-
-
-def _whitespace(codes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.bool_]:
-    """Which code points ``str.split()`` splits on."""
-    space: npt.NDArray[np.bool_] = codes == 32
-    # Unsigned subtraction wraps code points below the range to large values.
-    space |= (codes - codes.dtype.type(9)) <= 4
-    space |= (codes - codes.dtype.type(28)) <= 3
-    high = np.flatnonzero(codes >= 0x85)
-    if high.size:
-        space[high] = np.isin(codes[high], _OTHER_WHITESPACE)
-    return space
-
-
-def _batch_word_ids(pieces: Sequence[str]) -> tuple[U64Array, IntArray]:
-    """Word ids of the words of some texts, in order, and each text's word count."""
-    # Whitespace around and between the texts: every word then starts and ends inside one text.
-    joined = " " + " ".join(pieces) + " "
-    codes: npt.NDArray[np.unsignedinteger] = (
-        np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
-        if joined.isascii()
-        else np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    )
-    n = codes.size
-    in_word = ~_whitespace(codes)
-    edges = np.flatnonzero(in_word[1:] != in_word[:-1]) + 1
-    starts, ends = edges[0::2], edges[1::2]
-    lengths = ends - starts
-    # Position-independent polynomial hashes from prefix sums: with p[i] = sum of c[k] B^k
-    # for k < i, (p[e] - p[s]) B^(n - s) B^-n is the sum of c[k] B^(k - s) over the word, the
-    # same wherever the word is and whatever the batch (uint64 arithmetic wraps around modulo
-    # 2**64, where B, odd, has an inverse).
-    powers = np.empty(n + 1, dtype=np.uint64)
-    powers[0] = 1
-    powers[1:] = _BASE
-    np.multiply.accumulate(powers, out=powers)
-    prefix = np.empty(n + 1, dtype=np.uint64)
-    prefix[0] = 0
-    np.multiply(codes, powers[:n], out=prefix[1:])
-    np.cumsum(prefix[1:], out=prefix[1:])
-    hashes = (prefix[ends] - prefix[starts]) * powers[n - starts]
-    hashes *= np.uint64(pow(int(_BASE), -n, 1 << 64))
-    # The length in too: a code point 0 adds nothing to the sum.
-    ids = _finalize(hashes + lengths.astype(np.uint64) * _MIX_1)
-    sizes = np.fromiter(map(len, pieces), np.int64, len(pieces))
-    bounds = np.empty(len(pieces) + 1, dtype=np.int64)
-    bounds[0] = 1
-    np.cumsum(sizes + 1, out=bounds[1:])
-    counts = np.diff(np.searchsorted(starts, bounds))
-    return ids, counts.astype(np.int64)
-
-
 def _word_ids(pieces: Sequence[str]) -> tuple[U64Array, IntArray]:
     """Word ids of the words of many texts, in order, and each text's word count."""
     sizes = np.fromiter(map(len, pieces), np.int64, len(pieces))
     ends = np.cumsum(sizes + 1)
     cuts = np.searchsorted(ends, np.arange(_BATCH_CHARS, int(ends[-1]), _BATCH_CHARS))
     bounds = [0, *np.unique(cuts[cuts > 0]).tolist(), len(pieces)]
-    parts = [_batch_word_ids(pieces[i:j]) for i, j in itertools.pairwise(bounds) if j > i]
+    parts = [batch_word_ids(pieces[i:j]) for i, j in itertools.pairwise(bounds) if j > i]
     if len(parts) == 1:
         return parts[0]
     ids, counts = zip(*parts, strict=True)
     return np.concatenate(ids), np.concatenate(counts)
 
 
-def _sorted_sets(shingles: U64Array, owners: IntArray, n_spans: int) -> list[U64Array]:
-    """Each span's shingle ids, ascending, without repetitions (``owners`` ascending)."""
-    sets: list[U64Array] = []
+def _sorted_sets(shingles: U64Array, owners: IntArray, n_spans: int) -> tuple[U64Array, IntArray]:
+    """Each span's shingle ids, ascending, without repetitions (``owners`` ascending).
+
+    Returns:
+        The sets one after the other, and each set's size.
+    """
+    flats: list[U64Array] = []
+    sizes: list[IntArray] = []
     # Contiguous slices of up to 2**13 spans: each element is sorted once, whatever the count.
     cuts = np.searchsorted(owners, np.arange(0, n_spans + _SPANS_PER_SORT, _SPANS_PER_SORT))
     for group, first in enumerate(range(0, n_spans, _SPANS_PER_SORT)):
@@ -587,9 +565,15 @@ def _sorted_sets(shingles: U64Array, owners: IntArray, n_spans: int) -> list[U64
         local = (owners[lo:hi] - first).astype(np.uint64)
         keys = np.sort((local << np.uint64(_ID_BITS)) | shingles[lo:hi])
         keys = keys[np.r_[True, keys[1:] != keys[:-1]][: keys.size]]
-        counts = np.bincount((keys >> np.uint64(_ID_BITS)).astype(np.int64), minlength=last - first)
-        sets.extend(np.split(keys & _ID_MASK, np.cumsum(counts)[:-1]))
-    return sets
+        sizes.append(
+            np.bincount((keys >> np.uint64(_ID_BITS)).astype(np.int64), minlength=last - first)
+        )
+        flats.append(keys & _ID_MASK)
+    if len(flats) == 1:
+        return flats[0], sizes[0].astype(np.int64)
+    if not flats:
+        return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(flats), np.concatenate(sizes).astype(np.int64)
 
 
 def _short_text_id(ids: U64Array) -> int:
