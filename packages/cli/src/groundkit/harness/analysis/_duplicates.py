@@ -106,7 +106,7 @@ class DuplicateFinder:
         caches). The order key table comes from the spans of the first ``_BATCH_CHARS``
         characters, counted over their smaller batches: the same table, whatever the batch.
         From ``_FORKED_CHARS`` characters the spans are cut into contiguous parts shingled by
-        forked workers besides this process (:func:`~groundkit.harness._forked.run_in_parts`):
+        forked workers beside this process (:func:`~groundkit.harness._forked.run_in_parts`):
         each span's set depends only on its text and the order key table, so the sets are the
         same whatever process made them.
         """
