@@ -150,6 +150,25 @@ def test_batches_for_a_cuda_model_are_pinned_where_they_are_tokenized(
     )  # the copies to the device are asynchronous
 
 
+def test_pinned_memory_refused_leaves_the_batches_unpinned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(tensor: Any) -> Any:
+        raise RuntimeError("CUDA error: out of memory (cudaHostAlloc)")
+
+    texts = ["a", "bb", "ccc"] * 6
+    expected = next(BatchEncoder(_Tiny(99), 8).encode_groups(texts, [np.arange(18)]))[1]
+    monkeypatch.setattr(encode_module, "_on_cuda", lambda model: True)
+    copies = _Copies(monkeypatch)
+    monkeypatch.setattr(torch.Tensor, "pin_memory", refuse)
+    encoder = BatchEncoder(_Tiny(99), 8, overlap=True)
+    got = next(encoder.encode_groups(texts, [np.arange(18)]))[1]
+    np.testing.assert_array_equal(got, expected)
+    assert not encoder.pin  # given up at the first refusal: copied as off CUDA
+    assert copies.non_blocking
+    assert not any(copies.non_blocking)
+
+
 def test_a_model_off_cuda_is_neither_pinned_nor_copied_asynchronously(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -158,7 +158,10 @@ class BatchEncoder:
         )
         features = preprocess(texts)
         if self.pin:
-            features = _pinned(features)
+            try:
+                features = _pinned(features)
+            except RuntimeError:  # page-locked memory refused (a container's limit, say)
+                self.pin = False  # the copies then block, as without CUDA: same bytes
         assert self.tokenize_seconds is not None
         self.tokenize_seconds += time.perf_counter() - start
         return features
