@@ -75,7 +75,7 @@ def cut_corpus(
     def cut(first: int, last: int) -> tuple[IntArray, IntArray]:
         return _cut(texts, config, tokenizer, first, last)
 
-    cuts = run_in_parts(cut, parts) if len(parts) > 1 else [cut(*parts[0])]
+    cuts = run_in_parts(cut, parts)  # one part: cut here, nothing forked
     counts = np.concatenate([c for c, _ in cuts])
     spans = np.concatenate([s for _, s in cuts]).reshape(-1, 2)
     docs = np.repeat(np.arange(len(texts), dtype=np.int64), counts)

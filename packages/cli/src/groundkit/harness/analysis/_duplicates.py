@@ -125,14 +125,16 @@ class DuplicateFinder:
         )
         if len(parts) > 1:
 
-            def part(first: int, last: int) -> list[_Built]:
+            def part(first: int, last: int) -> list[tuple[int, int, _Built]]:
                 edges = _batches(sizes[first:last] + 1, _HASH_CHARS)
-                return [self._shingle(keys[first + a : first + b]) for a, b in edges]
+                return [
+                    (first + a, first + b, self._shingle(keys[first + a : first + b]))
+                    for a, b in edges
+                ]
 
-            for (first, last), built in zip(parts, run_in_parts(part, parts), strict=True):
-                edges = _batches(sizes[first:last] + 1, _HASH_CHARS)
-                for (a, b), batch in zip(edges, built, strict=True):
-                    self._store(keys[first + a : first + b], batch)
+            for batches in run_in_parts(part, parts):
+                for a, b, batch in batches:
+                    self._store(keys[a:b], batch)
             return
         _each_batch(
             lambda edge: self._store(

@@ -54,8 +54,8 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEVICE_PATTERN = r"^(auto|cpu|mps|cuda(:[0-9]+)?|xpu(:[0-9]+)?)$"
 """Devices a model stage accepts (``auto`` picks CUDA, then MPS, then the CPU)."""
 SEARCH_DEVICE_PATTERN = r"^(auto|numpy|cpu|mps|cuda(:[0-9]+)?|xpu(:[0-9]+)?)$"
-FAISS_DEVICE_PATTERN = r"^(auto|cpu|cuda(:[0-9]+)?)$"
 """Where a dense stage's exact search runs: ``numpy``, or a torch device."""
+FAISS_DEVICE_PATTERN = r"^(auto|cpu|cuda(:[0-9]+)?)$"  # where a FAISS index is searched
 Precision = Literal["auto", "fp32", "fp16", "bf16"]
 """A model's floating-point format (``auto``: fp16 on CUDA, fp32 elsewhere)."""
 _STOPWORD_SETS = frozenset({"en", "lucene", "none"})
