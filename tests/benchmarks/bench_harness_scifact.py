@@ -5,7 +5,8 @@ Run with ``python tests/benchmarks/bench_harness_scifact.py [--scifact DIR] [--r
 Both paths use the same analysis and parameters (bm25s ``lucene`` scoring, k1 = 1.5, b = 0.75,
 English stopwords, the Snowball English stemmer from PyStemmer, title + text) and retrieve 100
 documents per test query. Each path is a child process, timed from start to exit with its
-peak resident memory (``ru_maxrss`` from ``wait4``), so imports count on both sides. The
+peak resident memory (``ru_maxrss`` from ``wait4``), so imports count on both sides (the
+direct child loads no module of groundkit's: it refuses to report otherwise). The
 harness path is ``grk eval run --level document --chunker document`` on the dataset adapted
 by ``groundkit.adapters.beir.adapt_beir_dataset`` (adapting is a one-time conversion, not
 timed): loading, quote resolution, BM25, scoring, the bootstrap intervals and writing the
@@ -34,8 +35,6 @@ import numpy as np
 import pytrec_eval
 import Stemmer
 from _child import Measured, byte_compile_groundkit, measure_child
-
-from groundkit.adapters.beir import adapt_beir_dataset
 
 DEFAULT_SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "data" / "beir" / "scifact"
 NDCG_TOLERANCE = 0.002
@@ -91,6 +90,9 @@ def direct_path(scifact: Path) -> tuple[dict[str, float], float]:
 
 def _direct_child(scifact: Path, out: Path) -> int:
     means, _ = direct_path(scifact)
+    loaded = sorted(name for name in sys.modules if name.startswith("groundkit"))
+    if loaded:  # the reference must pay for no import of ours (it once paid for pydantic's)
+        raise SystemExit(f"the direct path imported groundkit modules: {', '.join(loaded[:3])}")
     out.write_text(json.dumps(means), encoding="utf-8")
     return 0
 
@@ -167,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.child_direct is not None:
         return _direct_child(args.scifact, args.child_direct)
+    from groundkit.adapters.beir import adapt_beir_dataset  # here: the direct child needs none
+
     print(byte_compile_groundkit())
     if not (args.scifact / "corpus.jsonl").is_file():
         print(f"skipped: SciFact not found at {args.scifact}")

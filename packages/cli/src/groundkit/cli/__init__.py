@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from groundkit.cli.__about__ import __version__
 from groundkit.cli._signals import TerminatedSignal
+from groundkit.harness._blas import shorten_blas_spin
 
 if TYPE_CHECKING:
     import click
@@ -31,6 +32,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     with one line, like later on.
     """
     signal.signal(signal.SIGTERM, _terminate)
+    # Before numpy is loaded: idle BLAS threads sleep instead of spinning (see the module).
+    shorten_blas_spin()
     # The interpreter's last collections at exit walk every object the command made (0.3 s
     # after a SciFact run, an eighth of it); frozen, they are freed by reference counting
     # alone. An exit hook: only a process that is ending is frozen, not a caller's.

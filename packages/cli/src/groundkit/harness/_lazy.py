@@ -11,8 +11,6 @@ from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import Any
 
-from groundkit.judgments.lazy import lazy_exports
-
 __all__ = ["harness_exports"]
 
 _REGISTRIES = frozenset({"groundkit.harness.retrievers", "groundkit.harness.retrievers._registry"})
@@ -27,5 +25,24 @@ def _with_built_in_kinds(module: str) -> None:
 def harness_exports(
     package: str, exports: Mapping[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """:func:`groundkit.judgments.lazy.lazy_exports`, with the built-in kinds registered."""
-    return lazy_exports(package, exports, prepare=_with_built_in_kinds)
+    """:func:`groundkit.judgments.lazy.lazy_exports`, with the built-in kinds registered.
+
+    Made on first use: importing a module of the harness (``grk``'s start imports
+    :mod:`groundkit.harness._blas`) loads nothing of ``groundkit.judgments`` then.
+    """
+    made: list[tuple[Callable[[str], Any], Callable[[], list[str]]]] = []
+
+    def functions() -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+        if not made:
+            from groundkit.judgments.lazy import lazy_exports
+
+            made.append(lazy_exports(package, exports, prepare=_with_built_in_kinds))
+        return made[0]
+
+    def module_getattr(name: str) -> Any:
+        return functions()[0](name)
+
+    def module_dir() -> list[str]:
+        return functions()[1]()
+
+    return module_getattr, module_dir

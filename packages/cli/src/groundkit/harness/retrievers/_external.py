@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from groundkit.evalset.judge import wait_slices
+from groundkit.harness._blas import child_environment
 from groundkit.harness._errors import HarnessError, StageFailed
 from groundkit.harness.retrievers._builtin import CommandRetriever
 from groundkit.harness.retrievers._predictions import read_predictions_jsonl
@@ -110,6 +111,7 @@ def run_command(
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=config.cwd,
+                env=child_environment(),
                 start_new_session=True,
             )
         except OSError as error:
