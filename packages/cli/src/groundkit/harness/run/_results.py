@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel
 
+from groundkit.harness._heap import release_free_heap
 from groundkit.harness.analysis._duplicates import DuplicateFinder
 from groundkit.harness.analysis._evidence import QuoteGold, trace_run
 from groundkit.harness.run._context import RunContext, StageOutcome
@@ -59,6 +60,9 @@ def stage_results(
     scores_all = run.scores.tolist()
     # All the lists at once: one vectorised pass, then a closer look at the few that need it.
     duplicate_lists = duplicates.duplicates_in_lists(run.docs, run.starts, run.ends, run.offsets)
+    # The stage's array work is done: its freed scratch goes back to the system before the
+    # hits' objects are made, instead of staying resident beneath them (see the module).
+    release_free_heap()
     for query, query_id in enumerate(run.query_ids):
         rows = run.rows(query)
         dup = duplicate_lists[query]
