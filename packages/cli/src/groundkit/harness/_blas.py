@@ -12,7 +12,8 @@ threads awake, and the throughput of the matrix products is unchanged.
 Only the ``grk`` command sets it (:func:`shorten_blas_spin`, before numpy is imported), and
 only where the user has not: a Python process that calls groundkit is left as it is. The
 programs a run starts (``--command`` stages) get the user's environment, without it
-(:func:`child_environment`).
+(:func:`child_environment`); the Ray workers a run starts on this machine inherit it (they
+run groundkit's own code).
 """
 
 from __future__ import annotations
