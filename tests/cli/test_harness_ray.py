@@ -120,8 +120,11 @@ def test_the_driver_encodes_while_the_actors_start_and_the_vectors_stay_local(
     encode_here = DenseIndex._encode_here
 
     def after_an_actor(self: Any, remote: Any, positions: Any) -> Any:
+        # Until an actor's group is in the queue the driver reads (the count of the actors'
+        # groups rises a moment before: waiting on it, a loaded machine saw the driver take a
+        # second group while that group was still on its way).
         deadline = time.monotonic() + 120
-        while remote[0].actor_groups == 0 and time.monotonic() < deadline:
+        while remote[1]._arrived.empty() and time.monotonic() < deadline:
             time.sleep(0.05)
         return encode_here(self, remote, positions)
 

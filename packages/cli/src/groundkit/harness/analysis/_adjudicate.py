@@ -30,6 +30,7 @@ from groundkit.judgments.report import (
     AdjudicatedStage,
     AdjudicationInfo,
     CalibrationStatus,
+    HitList,
     MetricAggregate,
     NoteCode,
     QueryInfo,
@@ -185,7 +186,7 @@ def _graded_stage(stage: StageReport, grades: Mapping[SpanKey, int]) -> StageRep
             else hit
             for hit in result.hits
         ]
-        results.append(result.model_copy(update={"hits": hits}))
+        results.append(result.model_copy(update={"hits": HitList.from_hits(hits)}))
     return stage.model_copy(update={"queries": results})
 
 

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         hit_key,
     )
     from groundkit.judgments.report._notes import NoteCode, NoteLevel, ReportNote
+    from groundkit.judgments.report._query import HitList, hit_fields
     from groundkit.judgments.report._statistics import (
         BootstrapSettings,
         MetricAggregate,
@@ -99,6 +100,8 @@ _EXPORTS: dict[str, str] = {
     "RateFigure": "groundkit.judgments.report._adjudication",
     "ReportError": "groundkit.judgments._errors",
     "ReportHit": "groundkit.judgments.report._models",
+    "HitList": "groundkit.judgments.report._query",
+    "hit_fields": "groundkit.judgments.report._query",
     "ReportNote": "groundkit.judgments.report._notes",
     "RetrieverRecord": "groundkit.judgments.report._models",
     "RunFailure": "groundkit.judgments._errors",
@@ -144,6 +147,7 @@ __all__ = [
     "EvalReport",
     "EvidenceTrace",
     "GoldEvidence",
+    "HitList",
     "InputKind",
     "Knob",
     "LatencyBasis",
@@ -176,6 +180,7 @@ __all__ = [
     "document_problems",
     "dump_report",
     "flatten_stage_config",
+    "hit_fields",
     "hit_key",
     "hit_touches_gold",
     "judged_at",

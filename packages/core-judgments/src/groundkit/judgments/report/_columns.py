@@ -17,13 +17,12 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-if TYPE_CHECKING:
-    from groundkit.judgments.report._query import QueryResult
+from groundkit.judgments.report._query import QueryResult, hit_fields
 
 __all__ = ["HitColumns", "PackedArray", "ScoreColumns", "expand_columns", "stage_columns"]
 
@@ -120,14 +119,17 @@ def _hit_columns(queries: Sequence[QueryResult]) -> HitColumns:
     duplicates: list[tuple[int, int]] = []
     grades: list[tuple[int, int]] = []
     for result in queries:
-        for hit in result.hits:
-            doc = docs.setdefault(hit.doc, len(docs))
-            chunk_of.append(chunks.setdefault((doc, hit.start, hit.end), len(chunks)))
-            if hit.duplicate_of is not None:
-                duplicates.append((len(scores), hit.duplicate_of))
-            if hit.adjudicated_grade is not None:
-                grades.append((len(scores), hit.adjudicated_grade))
-            scores.append(hit.score)
+        fields = hit_fields(result.hits)  # plain lists: no hit object made
+        first = len(scores)
+        for doc_id, start, end in zip(fields.docs, fields.starts, fields.ends, strict=True):
+            doc = docs.setdefault(doc_id, len(docs))
+            chunk_of.append(chunks.setdefault((doc, start, end), len(chunks)))
+        scores.extend(fields.scores)
+        for pairs, column in (
+            (duplicates, fields.duplicate_of),
+            (grades, fields.adjudicated_grades),
+        ):
+            pairs.extend((first + i, v) for i, v in enumerate(column) if v is not None)
     values = np.asarray(scores, dtype=np.float64)
     return HitColumns(
         docs=list(docs),

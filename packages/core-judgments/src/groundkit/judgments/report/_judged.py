@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from groundkit.judgments.metrics._hits import overlaps
 from groundkit.judgments.report._models import QueryInfo, ReportHit, StageReport
 from groundkit.judgments.report._notes import NoteCode, ReportNote
+from groundkit.judgments.report._query import HitFields, hit_fields
 
 __all__ = [
     "JUDGED_CAUTION_BELOW",
@@ -44,6 +45,29 @@ def hit_touches_gold(
     )
 
 
+def _judged_flags(
+    hits: HitFields, query: QueryInfo, level: str, min_overlap_fraction: float
+) -> list[bool]:
+    """Per hit, whether it is judged: it has a grade or touches gold (see hit_touches_gold)."""
+    gold_docs = {g.doc for g in query.gold}
+    if level == "document":
+        touches = [doc in gold_docs for doc in hits.docs]
+    else:
+        spans = [(g.doc, s, e) for g in query.gold for s, e in g.spans]
+        touches = [
+            doc in gold_docs
+            and any(
+                g == doc and overlaps(start, end, s, e, min_overlap_fraction=min_overlap_fraction)
+                for g, s, e in spans
+            )
+            for doc, start, end in zip(hits.docs, hits.starts, hits.ends, strict=True)
+        ]
+    return [
+        grade is not None or touched
+        for grade, touched in zip(hits.adjudicated_grades, touches, strict=True)
+    ]
+
+
 def judged_at(
     stage: StageReport,
     queries: Sequence[QueryInfo],
@@ -66,11 +90,7 @@ def judged_at(
         if query is None:
             continue
         # Each hit is judged once, for the deepest cutoff; every cutoff reads the running count.
-        flags = (
-            hit.adjudicated_grade is not None
-            or hit_touches_gold(hit, query, level=level, min_overlap_fraction=min_overlap_fraction)
-            for hit in result.hits[:deepest]
-        )
+        flags = _judged_flags(hit_fields(result.hits[:deepest]), query, level, min_overlap_fraction)
         running = list(itertools.accumulate(flags, initial=0))
         for i, k in enumerate(ks):
             seen = min(k, len(running) - 1)

@@ -27,7 +27,7 @@ from groundkit.judgments.report._adjudication import AdjudicatedStage, Adjudicat
 from groundkit.judgments.report._columns import HitColumns, ScoreColumns, expand_columns
 from groundkit.judgments.report._cost import StageCost
 from groundkit.judgments.report._notes import ReportNote
-from groundkit.judgments.report._query import EvidenceTrace, QueryResult, ReportHit
+from groundkit.judgments.report._query import EvidenceTrace, QueryResult, ReportHit, hit_fields
 from groundkit.judgments.report._query import FrozenModel as _Model
 from groundkit.judgments.report._settings import (
     RecordedChunker,
@@ -443,12 +443,14 @@ def document_problems(report: EvalReport) -> list[str]:
                 return [f"query {query.query_id!r}: gold quote {number} ({gold.doc!r}): {problem}"]
     for stage in report.stages:
         for result in stage.queries:
-            for rank, hit in enumerate(result.hits, start=1):
-                problem = _id_problem(hit.doc, seen)
-                if problem is None and hit.end < hit.start:
+            hits = hit_fields(result.hits)  # plain lists: no hit object made
+            spans = zip(hits.docs, hits.starts, hits.ends, strict=True)
+            for rank, (doc, start, end) in enumerate(spans, start=1):
+                problem = _id_problem(doc, seen)
+                if problem is None and end < start:
                     problem = "the span ends before it starts"
                 if problem is not None:
-                    key = hit_key(hit.doc, hit.start, hit.end)
+                    key = hit_key(doc, start, end)
                     return [
                         f"stage {stage.name!r}, query {result.query_id!r}, hit {rank} "
                         f"{key!r}: {problem}"
