@@ -63,7 +63,7 @@ def stage_results(
     # All the lists at once: one vectorised pass, then a closer look at the few that need it.
     duplicate_lists = duplicates.duplicates_in_lists(run.docs, run.starts, run.ends, run.offsets)
     # The stage's array work is done: its freed scratch goes back to the system before the
-    # hits' objects are made, instead of staying resident beneath them (see the module).
+    # results and the report are made, instead of staying resident beneath them (see there).
     release_free_heap()
     for query, query_id in enumerate(run.query_ids):
         rows = run.rows(query)
