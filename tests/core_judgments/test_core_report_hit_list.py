@@ -67,6 +67,16 @@ def test_a_changed_hit_makes_the_lists_unequal() -> None:
     assert held != [{"doc": "a.md"}, {"doc": "a.md"}]
 
 
+def test_its_columns_cannot_be_written_through_it() -> None:
+    starts = np.array([0, 10])
+    held = HitList(["a.md"], [0, 0], starts, starts + 5, [2.0, 1.0])
+    with pytest.raises(ValueError, match="read-only"):
+        held._start[0] = 99
+    assert held[0].start == 0
+    starts[0] = 7  # the caller's own array stays the caller's
+    assert starts[0] == 7
+
+
 def test_indexing_past_the_end_raises_as_a_list() -> None:
     held = HitList.from_hits([ReportHit(doc="a.md", start=0, end=5, score=1.0)])
     with pytest.raises(IndexError):

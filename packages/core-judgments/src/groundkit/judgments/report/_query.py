@@ -131,13 +131,16 @@ class HitList(Sequence[ReportHit]):
         adjudicated_grades: Mapping[int, int] | None = None,
     ) -> None:
         self._names = names
-        self._doc = np.asarray(doc, dtype=np.int64)
-        self._start = np.asarray(start, dtype=np.int64)
-        self._end = np.asarray(end, dtype=np.int64)
-        self._score = np.asarray(score, dtype=np.float64)
+        # Views: made read-only below without touching the caller's arrays.
+        self._doc = np.asarray(doc, dtype=np.int64).view()
+        self._start = np.asarray(start, dtype=np.int64).view()
+        self._end = np.asarray(end, dtype=np.int64).view()
+        self._score = np.asarray(score, dtype=np.float64).view()
         self._duplicate_of = dict(duplicate_of or {})
         self._grades = dict(adjudicated_grades or {})
         self._check()
+        for column in (self._doc, self._start, self._end, self._score):
+            column.flags.writeable = False
 
     def _check(self) -> None:
         size = self._doc.size
