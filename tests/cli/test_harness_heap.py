@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from groundkit.harness import Bm25Retriever, EvalSettings, _heap, evaluate
 from groundkit.harness.analysis._duplicates import DuplicateFinder
-from groundkit.harness.run import _results
+from groundkit.harness.run import _cost, _results
 from groundkit.judgments import GoldQuote, Judgment, QueryResult
 
 _BLOCK = 64 * 1024  # under glibc's smallest mmap threshold: taken from the heap
@@ -23,10 +22,9 @@ _BLOCKS = 1024  # 64 MiB
 
 
 def _resident_kib() -> int:
-    for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise AssertionError("no VmRSS")
+    (resident,) = _cost._status_kib("VmRSS")  # the cost meter's own reading
+    assert resident is not None
+    return resident
 
 
 @pytest.mark.skipif(_heap._malloc_trim() is None, reason="no malloc_trim in this C library")

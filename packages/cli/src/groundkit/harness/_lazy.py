@@ -7,6 +7,7 @@ the built-in kinds registered: importing the config models registers them first.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from importlib import import_module
 from typing import Any
@@ -30,14 +31,12 @@ def harness_exports(
     Made on first use: importing a module of the harness (``grk``'s start imports
     :mod:`groundkit.harness._blas`) loads nothing of ``groundkit.judgments`` then.
     """
-    made: list[tuple[Callable[[str], Any], Callable[[], list[str]]]] = []
 
+    @functools.cache
     def functions() -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-        if not made:
-            from groundkit.judgments.lazy import lazy_exports
+        from groundkit.judgments.lazy import lazy_exports
 
-            made.append(lazy_exports(package, exports, prepare=_with_built_in_kinds))
-        return made[0]
+        return lazy_exports(package, exports, prepare=_with_built_in_kinds)
 
     def module_getattr(name: str) -> Any:
         return functions()[0](name)

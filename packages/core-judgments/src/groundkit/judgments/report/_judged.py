@@ -35,11 +35,16 @@ def hit_touches_gold(
     hit: ReportHit, query: QueryInfo, *, level: str = "chunk", min_overlap_fraction: float = 0.0
 ) -> bool:
     """Whether ``hit`` touches a gold quote of ``query`` (document level: a gold document)."""
+    return _touches(hit.doc, hit.start, hit.end, query, level, min_overlap_fraction)
+
+
+def _touches(
+    doc: str, start: int, end: int, query: QueryInfo, level: str, min_overlap_fraction: float
+) -> bool:
     if level == "document":
-        return any(g.doc == hit.doc for g in query.gold)
+        return any(g.doc == doc for g in query.gold)
     return any(
-        g.doc == hit.doc
-        and overlaps(hit.start, hit.end, s, e, min_overlap_fraction=min_overlap_fraction)
+        g.doc == doc and overlaps(start, end, s, e, min_overlap_fraction=min_overlap_fraction)
         for g in query.gold
         for s, e in g.spans
     )
@@ -48,23 +53,11 @@ def hit_touches_gold(
 def _judged_flags(
     hits: HitFields, query: QueryInfo, level: str, min_overlap_fraction: float
 ) -> list[bool]:
-    """Per hit, whether it is judged: it has a grade or touches gold (see hit_touches_gold)."""
-    gold_docs = {g.doc for g in query.gold}
-    if level == "document":
-        touches = [doc in gold_docs for doc in hits.docs]
-    else:
-        spans = [(g.doc, s, e) for g in query.gold for s, e in g.spans]
-        touches = [
-            doc in gold_docs
-            and any(
-                g == doc and overlaps(start, end, s, e, min_overlap_fraction=min_overlap_fraction)
-                for g, s, e in spans
-            )
-            for doc, start, end in zip(hits.docs, hits.starts, hits.ends, strict=True)
-        ]
+    """Per hit, whether it is judged: it has a grade or touches gold (:func:`_touches`)."""
+    spans = zip(hits.docs, hits.starts, hits.ends, hits.adjudicated_grades, strict=True)
     return [
-        grade is not None or touched
-        for grade, touched in zip(hits.adjudicated_grades, touches, strict=True)
+        grade is not None or _touches(doc, start, end, query, level, min_overlap_fraction)
+        for doc, start, end, grade in spans
     ]
 
 

@@ -168,36 +168,29 @@ class HitList(Sequence[ReportHit]):
     @classmethod
     def from_hits(cls, hits: Iterable[ReportHit]) -> HitList:
         """The hits of a list of :class:`ReportHit` objects (validated already)."""
-        hits = list(hits)
+        fields = hit_fields(list(hits))
         names: dict[str, int] = {}
-        doc = [names.setdefault(hit.doc, len(names)) for hit in hits]
+        doc = [names.setdefault(name, len(names)) for name in fields.docs]
         return cls(
             list(names),
-            np.asarray(doc, dtype=np.int64),
-            np.asarray([hit.start for hit in hits], dtype=np.int64),
-            np.asarray([hit.end for hit in hits], dtype=np.int64),
-            np.asarray([hit.score for hit in hits], dtype=np.float64),
-            {i: h.duplicate_of for i, h in enumerate(hits) if h.duplicate_of is not None},
-            {i: h.adjudicated_grade for i, h in enumerate(hits) if h.adjudicated_grade is not None},
+            doc,
+            fields.starts,
+            fields.ends,
+            fields.scores,
+            _sparse(fields.duplicate_of),
+            _sparse(fields.adjudicated_grades),
         )
 
     def fields(self) -> HitFields:
         """Every field of every hit, one plain list each."""
-        names = self._names
-        size = self._doc.size
-        duplicates: list[int | None] = [None] * size
-        for position, rank in self._duplicate_of.items():
-            duplicates[position] = rank
-        grades: list[int | None] = [None] * size
-        for position, grade in self._grades.items():
-            grades[position] = grade
+        size = len(self)
         return HitFields(
-            [names[i] for i in self._doc.tolist()],
+            [self._names[i] for i in self._doc.tolist()],
             self._start.tolist(),
             self._end.tolist(),
             self._score.tolist(),
-            duplicates,
-            grades,
+            _dense(self._duplicate_of, size),
+            _dense(self._grades, size),
         )
 
     def __len__(self) -> int:
@@ -272,6 +265,17 @@ class HitList(Sequence[ReportHit]):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> HitList:
         return self
+
+
+def _sparse(column: Sequence[int | None]) -> dict[int, int]:
+    return {position: value for position, value in enumerate(column) if value is not None}
+
+
+def _dense(values: Mapping[int, int], size: int) -> list[int | None]:
+    column: list[int | None] = [None] * size
+    for position, value in values.items():
+        column[position] = value
+    return column
 
 
 def _hit(
