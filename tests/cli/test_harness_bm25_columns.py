@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groundkit.harness.retrievers import _bm25
+from groundkit.harness.retrievers import _bm25, _bm25_terms
 from groundkit.harness.retrievers._bm25 import Bm25Index, LexicalAnalyzer, TokenColumns
 from groundkit.harness.retrievers._builtin import Bm25Retriever
 
@@ -49,8 +49,15 @@ def _terms_by_text(ids: list[list[int]] | TokenColumns, vocab: dict[str, int]) -
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.method}-{c.stopwords}-{c.stemmer}")
-def test_analysis_is_bm25s_tokenize(config: Bm25Retriever, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_bm25, "_BATCH_TEXTS", 2)  # several batches, words first met in each
+@pytest.mark.parametrize("by_words", [False, True], ids=["arrays", "by-words"])
+def test_analysis_is_bm25s_tokenize(
+    config: Bm25Retriever, by_words: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Several batches, words first met in each, whichever way the words are found.
+    monkeypatch.setattr(_bm25, "_BATCH_TEXTS", 2)
+    monkeypatch.setattr(_bm25_terms, "BATCH_CHARS", 40)
+    if by_words:  # as when two words share an id
+        monkeypatch.setattr(_bm25, "analyse_texts", _collide)
     analyzer = LexicalAnalyzer(config)
     columns, vocab = analyzer.tokenize_ids(TEXTS)
     reference = bm25s.tokenize(
@@ -60,6 +67,10 @@ def test_analysis_is_bm25s_tokenize(config: Bm25Retriever, monkeypatch: pytest.M
     assert _terms_by_text(columns, vocab) == _terms_by_text(reference.ids, reference.vocab)
     assert set(vocab) == set(reference.vocab)
     assert columns.flat.dtype == np.int32
+
+
+def _collide(*args: object) -> None:
+    raise _bm25_terms.IdCollision
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.method}-{c.stopwords}-{c.stemmer}")

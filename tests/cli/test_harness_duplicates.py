@@ -154,6 +154,7 @@ def test_threaded_shingling_gives_the_serial_sets(monkeypatch: pytest.MonkeyPatc
     from concurrent.futures import ThreadPoolExecutor
 
     import groundkit.harness.analysis._duplicates as module
+    import groundkit.harness.analysis._similar_sets as similar
 
     corpus = _near_copies(40)
     keys = [(d, s, len(t)) for d, t in enumerate(corpus) for s in (0, 7)]
@@ -169,7 +170,8 @@ def test_threaded_shingling_gives_the_serial_sets(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(module, "_THREADED_CHARS", 0)
     monkeypatch.setattr(module, "_HASH_CHARS", 256)  # many batches
     monkeypatch.setattr(module, "available_cores", lambda: 4)
-    monkeypatch.setattr(module, "ThreadPoolExecutor", Counted)
+    monkeypatch.setattr(similar, "available_cores", lambda: 4)
+    monkeypatch.setattr(similar, "ThreadPoolExecutor", Counted)
     threaded = DuplicateFinder(corpus)
     threaded._build(keys)
     assert pools == [4]
@@ -283,6 +285,7 @@ def test_whole_runs_match_a_reference_implementation(
     case: tuple[list[str], list[list[tuple[int, int, int]]]], small_batches: bool
 ) -> None:
     import groundkit.harness.analysis._duplicates as module
+    import groundkit.harness.analysis._similar_sets as similar
 
     corpus, lists = case
     flat = [hit for hits in lists for hit in hits]
@@ -291,13 +294,14 @@ def test_whole_runs_match_a_reference_implementation(
     with pytest.MonkeyPatch.context() as patch:
         if small_batches:
             # Every batching and grouping path: lookups, sort groups, sketch buckets.
-            patch.setattr(module, "_BATCH_SLOTS", 7)
+            patch.setattr(similar, "_BATCH_SLOTS", 7)
             patch.setattr(module, "_SPANS_PER_SORT", 2)
-            patch.setattr(module, "_BUCKETS", 4)
+            patch.setattr(similar, "_SETS_PER_SORT", 2)
+            patch.setattr(similar, "_BUCKETS", 4)
             # Shingled on threads, a few spans a batch.
             patch.setattr(module, "_THREADED_CHARS", 0)
             patch.setattr(module, "_HASH_CHARS", 8)
-            patch.setattr(module, "available_cores", lambda: 3)
+            patch.setattr(similar, "available_cores", lambda: 3)
         result = DuplicateFinder(corpus).duplicates_in_lists(docs, starts, ends, bounds)
     assert result == _reference_lists(corpus, lists)
 
@@ -347,7 +351,7 @@ def test_the_sketch_test_on_threads_gives_the_serial_answer(
     # Pairs are tested in batches on a thread per core, with the narrowest counts that hold
     # the largest set (uint8 below 256 elements): the bound each pair gets is the one
     # computed from the sets directly, bucket by bucket.
-    import groundkit.harness.analysis._duplicates as module
+    import groundkit.harness.analysis._similar_sets as module
 
     monkeypatch.setattr(module, "_BUCKETS", buckets)  # one bucket: counts up to the set's size
     rng = np.random.default_rng(largest)

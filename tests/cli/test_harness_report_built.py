@@ -82,6 +82,7 @@ def test_rebuilt_validates_what_model_copy_does_not() -> None:
 
 def test_small_shingle_batches_fill_the_same_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     import groundkit.harness.analysis._duplicates as module
+    import groundkit.harness.analysis._similar_sets as similar
 
     corpus = _near_copies(8)
     docs = np.arange(len(corpus), dtype=np.int64)
@@ -91,7 +92,7 @@ def test_small_shingle_batches_fill_the_same_cache(monkeypatch: pytest.MonkeyPat
     whole = DuplicateFinder(corpus)
     expected = whole.duplicate_of(docs, starts, ends)
     monkeypatch.setattr(module, "_HASH_CHARS", 700)
-    monkeypatch.setattr(module, "_SKETCH_SETS", 3)
+    monkeypatch.setattr(similar, "_SKETCH_SETS", 3)
     small = DuplicateFinder(corpus)
     assert small.duplicate_of(docs, starts, ends) == expected
     assert any(rank is not None for rank in expected)

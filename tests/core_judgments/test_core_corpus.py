@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,30 @@ def test_symlinks_inside_the_folder(tmp_path: Path) -> None:
     assert corpus["alias.txt"] == TEXTS["handbook.txt"]
     # Folder links inside are not followed: their files are loaded from the real location.
     assert not any(doc.startswith("policies-again/") for doc in corpus)
+
+
+def test_nested_folders_load_what_os_walk_finds(tmp_path: Path) -> None:
+    root = tmp_path / "corpus"
+    names = ["b/z.txt", "b/a/x.txt", "a.txt", "B.txt", "b/a/c/d.txt", "c/y.txt", "b.txt", "b0/q"]
+    _folder(root, {name: name for name in names})
+    expected = []
+    for folder, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        here = Path(folder).relative_to(root).as_posix()
+        expected += [name if here == "." else f"{here}/{name}" for name in sorted(filenames)]
+    corpus = Corpus.from_directory(root)
+    assert len(expected) == len(names)
+    assert list(corpus) == sorted(expected)  # ids in code point order, wherever they are
+    assert all(corpus[name] == name for name in names)
+
+
+def test_a_large_file_is_read_whole_and_other_entries_are_skipped(tmp_path: Path) -> None:
+    root = _folder(tmp_path / "corpus", {"big.txt": "word " * 100_000, "small.txt": "x"})
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(root / "pipe")  # a reader would block on it: never opened
+    corpus = Corpus.from_directory(root)
+    assert list(corpus) == ["big.txt", "small.txt"]
+    assert corpus["big.txt"] == "word " * 100_000
 
 
 # JSON Lines ----------------------------------------------------------------------------------

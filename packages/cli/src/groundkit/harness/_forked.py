@@ -20,12 +20,12 @@ import time
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["GRACE_SECONDS", "SLACK", "can_fork", "plan_parts", "run_in_parts"]
+__all__ = ["GRACE_SECONDS", "SLACK", "Background", "can_fork", "plan_parts", "run_in_parts"]
 
 T = TypeVar("T")
 
@@ -167,3 +167,51 @@ def _collect(
             pass
     _stop(worker, 0.0)
     return work(first, last)
+
+
+class Background(Generic[T]):
+    """One piece of work done by a forked worker while this process goes on with others.
+
+    The work must not depend on what this process does meanwhile (the worker has a copy of
+    its memory as it was at the start). :meth:`result` is the work's result, or ``None`` when
+    the worker could not start, died or missed its deadline (it is then killed): the caller
+    does the work itself, so nothing depends on the worker. :meth:`cancel` kills it.
+
+    Args:
+        work: The work (called in the worker).
+    """
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        self._work = work
+        self._started = time.monotonic()
+        self._worker: _Worker | None = _start(self._call, 0, 0)
+
+    def _call(self, first: int, last: int) -> T:
+        return self._work()
+
+    def result(self) -> T | None:
+        """The worker's result, or ``None``.
+
+        It is waited for :data:`GRACE_SECONDS` plus :data:`SLACK` times the time since it
+        started (it has been working all that time).
+        """
+        worker, self._worker = self._worker, None
+        if worker is None or worker[1] is None:
+            return None
+        now = time.monotonic()
+        deadline = now + GRACE_SECONDS + SLACK * (now - self._started)
+        got = False
+        result: T | None = None
+        try:
+            if worker[1].poll(max(0.0, deadline - time.monotonic())):
+                result, got = _received(worker[1]), True  # type: ignore[assignment]
+        except (EOFError, OSError, pickle.UnpicklingError):
+            pass
+        _stop(worker, 5.0 if got else 0.0)  # a worker that sent its result is ending
+        return result
+
+    def cancel(self) -> None:
+        """Kill the worker if it is still there (its result is not wanted)."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            _stop(worker, 0.0)

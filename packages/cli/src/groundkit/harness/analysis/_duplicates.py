@@ -25,26 +25,32 @@ the hits, not with pairs of hits in each list.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from groundkit.harness._cores import available_cores
-from groundkit.harness._forked import plan_parts, run_in_parts
-from groundkit.harness._unique import sorted_unique
+from groundkit.harness._forked import Background, can_fork, plan_parts, run_in_parts
+from groundkit.harness.analysis._similar_sets import (
+    ELEMENT_BITS,
+    JACCARD_THRESHOLD,
+    batches,
+    each_batch,
+    earliest_related,
+    prefix_lengths,
+    relation,
+)
 from groundkit.harness.analysis._word_hashes import MIX_1, MIX_2, MIX_3, batch_word_ids, finalize
 
 __all__ = ["JACCARD_THRESHOLD", "DuplicateFinder"]
 
-JACCARD_THRESHOLD = 0.9
 _WIDTH = 3
 # A shingle id has 51 bits: bit 50 marks a short text, bits 43..49 hold the order key (rarer
 # first, see _build), bits 0..42 the hash. Sorting (span << 51 | id) sorts every span's ids in
 # one pass, for up to 2**13 spans at a time.
-_ID_BITS = 51
+_ID_BITS = ELEMENT_BITS
 _HASH_BITS = 43
 _ID_MASK = np.uint64((1 << _ID_BITS) - 1)
 _SHORT_BIT = np.uint64(1 << (_ID_BITS - 1))
@@ -69,16 +75,16 @@ _HASH_CHARS = 1 << 18
 _THREADED_CHARS = 1 << 24
 # From this many characters of spans (where processes can be forked) the spans are shingled
 # by forked workers, in parts of at least _FORKED_PART_CHARS: the shingling holds the
-# interpreter lock for much of its time, so processes gain where threads did not (2 cores:
-# SciFact's hits 0.16 -> 0.12 s; 100,000 documents' hits 1.51 s on threads -> 1.36 s).
-_FORKED_CHARS = 1 << 22
-_FORKED_PART_CHARS = 1 << 21
-# Candidate pairs and related hits are looked up in batches of about this many (memory bound).
-_BATCH_SLOTS = 1 << 20
-# Buckets of the sketches that rule out most candidate pairs before they are counted exactly.
-_BUCKETS = 512
-# Sketches are counted this many sets at a time (memory bound).
-_SKETCH_SETS = 256
+# interpreter lock for much of its time, so processes gain where threads do not, but only
+# on large runs (2 cores, alternated: SciFact's 7.8 M characters of hits 0.29 -> 0.23 s for
+# 0.29 -> 0.35 s of processor time, and no gain over a whole SciFact run, which took 0.08 s
+# more processor time; 124 M characters 11.1 -> 10.4 s).
+_FORKED_CHARS = 1 << 25
+_FORKED_PART_CHARS = 1 << 23
+# Spans shingled beside the run (prefetch_in_background) from this many characters: on 2
+# cores, SciFact's 7.8 M characters of documents shingled during the BM25 analysis took
+# 0.50 -> 0.32 s for both together (processor 0.50 -> 0.53 s).
+_BACKGROUND_CHARS = 1 << 21
 
 U64Array = npt.NDArray[np.uint64]
 IntArray = npt.NDArray[np.int64]
@@ -98,6 +104,14 @@ class DuplicateFinder:
         self._cache: dict[tuple[int, int, int], tuple[int, U64Array, U64Array]] = {}
         # Shingle counts of the first build, by hash bucket: the order key of every later one.
         self._frequency: npt.NDArray[np.uint8] | None = None
+        # Spans being shingled by a forked worker (prefetch_in_background), and the worker.
+        self._background: (
+            tuple[
+                list[tuple[int, int, int]],
+                Background[tuple[npt.NDArray[np.uint8], list[tuple[int, int, _Built]]]],
+            ]
+            | None
+        ) = None
 
     def _build(self, keys: Sequence[tuple[int, int, int]]) -> None:
         """Shingle sets of many spans, about ``_HASH_CHARS`` characters of them at a time.
@@ -110,39 +124,101 @@ class DuplicateFinder:
         each span's set depends only on its text and the order key table, so the sets are the
         same whatever process made them.
         """
+        self._receive()
         sizes = np.fromiter((e - s for _, s, e in keys), np.int64, len(keys))
-        if self._frequency is None and keys:
-            first, last = _batches(sizes + 1, _BATCH_CHARS)[0]
-            counted = np.zeros(1 << _SKETCH_BITS, dtype=np.int64)
-            for a, b in _batches(sizes[first:last] + 1, _HASH_CHARS):
-                hashes = _Shingled.of(self._texts, keys[first + a : first + b]).hashes
-                counted += np.bincount(
-                    (hashes & _SKETCH_MASK).astype(np.intp), minlength=1 << _SKETCH_BITS
-                )
-            self._frequency = np.minimum(counted, int(_KEY_MAX)).astype(np.uint8)
+        self._count_order_keys(keys, sizes)
         parts = plan_parts(
             sizes + 1, available_cores(), min_chars=_FORKED_CHARS, part_chars=_FORKED_PART_CHARS
         )
         if len(parts) > 1:
 
             def part(first: int, last: int) -> list[tuple[int, int, _Built]]:
-                edges = _batches(sizes[first:last] + 1, _HASH_CHARS)
+                edges = batches(sizes[first:last] + 1, _HASH_CHARS)
                 return [
                     (first + a, first + b, self._shingle(keys[first + a : first + b]))
                     for a, b in edges
                 ]
 
-            for batches in run_in_parts(part, parts):
-                for a, b, batch in batches:
+            for built in run_in_parts(part, parts):
+                for a, b, batch in built:
                     self._store(keys[a:b], batch)
             return
-        _each_batch(
+        each_batch(
             lambda edge: self._store(
                 keys[edge[0] : edge[1]], self._shingle(keys[edge[0] : edge[1]])
             ),
-            _batches(sizes + 1, _HASH_CHARS),
+            batches(sizes + 1, _HASH_CHARS),
             threaded=int(sizes.sum()) >= _THREADED_CHARS,
         )
+
+    def _count_order_keys(self, keys: Sequence[tuple[int, int, int]], sizes: IntArray) -> None:
+        """Make the order key table from the first build's first spans (once)."""
+        if self._frequency is not None or not keys:
+            return
+        first, last = batches(sizes + 1, _BATCH_CHARS)[0]
+        counted = np.zeros(1 << _SKETCH_BITS, dtype=np.int64)
+        for a, b in batches(sizes[first:last] + 1, _HASH_CHARS):
+            hashes = _Shingled.of(self._texts, keys[first + a : first + b]).hashes
+            counted += np.bincount(
+                (hashes & _SKETCH_MASK).astype(np.intp), minlength=1 << _SKETCH_BITS
+            )
+        self._frequency = np.minimum(counted, int(_KEY_MAX)).astype(np.uint8)
+
+    def prefetch_in_background(
+        self,
+        docs: npt.NDArray[np.int64],
+        starts: npt.NDArray[np.int64],
+        ends: npt.NDArray[np.int64],
+    ) -> bool:
+        """Start shingling spans that the hits are expected to be, beside this process.
+
+        A forked worker builds their sets while the run goes on (indexing, searching); the
+        first call that needs sets takes them (:meth:`_receive`). Only with two cores or more,
+        where processes can be forked, for at least :data:`_BACKGROUND_CHARS` characters not
+        built yet, and one worker at a time. The sets are the ones this process would build
+        (the same texts, the same order key table), so the answers never depend on it.
+
+        Returns:
+            Whether a worker was started.
+        """
+        if self._background is not None or available_cores() < 2 or not can_fork():
+            return False
+        spans = dict.fromkeys(zip(docs.tolist(), starts.tolist(), ends.tolist(), strict=True))
+        keys = [key for key in spans if key not in self._cache]
+        if not keys or sum(end - start for _, start, end in keys) < _BACKGROUND_CHARS:
+            return False
+        self._background = (keys, Background(lambda: self._built_here(keys)))
+        return True
+
+    def _built_here(
+        self, keys: Sequence[tuple[int, int, int]]
+    ) -> tuple[npt.NDArray[np.uint8], list[tuple[int, int, _Built]]]:
+        """The order key table and the sets of ``keys``, batch by batch, in this process."""
+        sizes = np.fromiter((e - s for _, s, e in keys), np.int64, len(keys))
+        self._count_order_keys(keys, sizes)
+        assert self._frequency is not None  # keys is not empty
+        edges = batches(sizes + 1, _HASH_CHARS)
+        return self._frequency, [(a, b, self._shingle(keys[a:b])) for a, b in edges]
+
+    def _receive(self) -> None:
+        """Store the sets a background worker built (nothing when it failed: built here)."""
+        if self._background is None:
+            return
+        (keys, background), self._background = self._background, None
+        received = background.result()
+        if received is None:
+            return
+        frequency, built = received
+        if self._frequency is None:  # nothing was built here meanwhile (this comes first)
+            self._frequency = frequency
+        for a, b, batch in built:
+            self._store(keys[a:b], batch)
+
+    def close(self) -> None:
+        """Stop a background worker whose sets were not taken (a run that ends early)."""
+        if self._background is not None:
+            self._background[1].cancel()
+            self._background = None
 
     def _shingle(self, keys: Sequence[tuple[int, int, int]]) -> _Built:
         """Shingle sets of many spans at once (array operations over all their text)."""
@@ -184,7 +260,7 @@ class DuplicateFinder:
             keys,
             built.text_hashes.tolist(),
             sets,
-            _prefix_lengths(built.sizes).tolist(),
+            prefix_lengths(built.sizes).tolist(),
             strict=True,
         ):
             cache[key] = (text_hash, shingle_set, shingle_set[:length])
@@ -199,6 +275,7 @@ class DuplicateFinder:
 
         One vectorised pass over all the hits of a stage is much cheaper than one per query.
         """
+        self._receive()
         keys = dict.fromkeys(zip(docs.tolist(), starts.tolist(), ends.tolist(), strict=True))
         missing = [k for k in keys if k not in self._cache]
         if missing:
@@ -236,6 +313,7 @@ class DuplicateFinder:
         Returns:
             Per list, per hit, the 1-based rank of the hit it duplicates, or ``None``.
         """
+        self._receive()
         # The distinct spans (sorted), and each hit's.
         rows = np.stack([docs, starts, ends], axis=1).astype(np.int64)
         order = np.lexsort((rows[:, 2], rows[:, 1], rows[:, 0]))
@@ -249,8 +327,8 @@ class DuplicateFinder:
             self._build(missing)
         entries = [self._cache[key] for key in spans]
         class_of_span, sets = self._classes(spans, entries)
-        indptr, neighbours = _relation(sets)
-        ranks = _earliest_related(
+        indptr, neighbours = relation(sets)
+        ranks = earliest_related(
             class_of_span[span_of_hit], np.asarray(bounds, dtype=np.int64), indptr, neighbours
         ).tolist()
         edges = bounds.tolist()
@@ -333,209 +411,6 @@ class _Shingled(NamedTuple):
         a, b, c = ids[starts], ids[starts + 1], ids[starts + 2]
         hashes = finalize(((a * MIX_1 + b) * MIX_2) ^ (c * MIX_3)) >> np.uint64(64 - _HASH_BITS)
         return cls(ids, counts, offsets, span_of, position, starts, hashes)
-
-
-def _prefix_lengths(sizes: IntArray) -> IntArray:
-    """How many of a set's first elements another set must share for Jaccard >= t."""
-    lengths: IntArray = sizes - np.ceil(JACCARD_THRESHOLD * sizes - 1e-9).astype(np.int64) + 1
-    return np.minimum(lengths, sizes)
-
-
-def _relation(sets: Sequence[U64Array]) -> tuple[IntArray, IntArray]:
-    """Classes related to each class, as adjacency lists ``neighbours[indptr[c]:indptr[c + 1]]``.
-
-    A class with words is related to itself and to every class whose shingle set has a
-    Jaccard similarity of at least the threshold with its own. Prefix filtering finds the
-    candidate pairs: every set is sorted in one global order (rarest shingles first), and two
-    sets with Jaccard ``>= t`` share an element among the first ``|A| - ceil(t |A|) + 1``
-    elements of each; their sizes also differ by less than the factor ``t``. Candidates are
-    then checked exactly.
-    """
-    n = len(sets)
-    sizes = np.fromiter(map(len, sets), np.int64, n)
-    lengths = _prefix_lengths(sizes).tolist()
-    candidates = _sharing_pairs([x[:k] for x, k in zip(sets, lengths, strict=True)])
-    later, earlier = sizes[candidates[:, 0]], sizes[candidates[:, 1]]
-    candidates = candidates[
-        np.minimum(later, earlier) >= JACCARD_THRESHOLD * np.maximum(later, earlier)
-    ]
-    candidates = candidates[_may_be_similar(sets, sizes, candidates)]
-    shared = _shared_counts(sets, sizes, candidates)
-    union = sizes[candidates[:, 0]] + sizes[candidates[:, 1]] - shared
-    pairs = candidates[shared >= JACCARD_THRESHOLD * union]
-    with_words = np.flatnonzero(sizes > 0)
-    source = np.concatenate([pairs[:, 0], pairs[:, 1], with_words])
-    target = np.concatenate([pairs[:, 1], pairs[:, 0], with_words])
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(source, minlength=n), out=indptr[1:])
-    return indptr, target[np.argsort(source, kind="stable")]
-
-
-def _expand(counts: IntArray, starts: IntArray) -> tuple[IntArray, IntArray]:
-    """For items with ``counts[i]`` slots from ``starts[i]``: each slot's item and index."""
-    items = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
-    begin = np.zeros(counts.size, dtype=np.int64)
-    np.cumsum(counts[:-1], out=begin[1:])
-    slots = np.arange(items.size, dtype=np.int64) - begin[items] + starts[items]
-    return items, slots
-
-
-def _batches(weights: IntArray, limit: int) -> list[tuple[int, int]]:
-    """Consecutive ranges of items whose weights sum to about ``limit`` (at least one item)."""
-    total = np.cumsum(weights)
-    cuts = np.searchsorted(total, np.arange(limit, int(total[-1]) if total.size else 0, limit))
-    edges = [0, *np.unique(cuts[cuts > 0]).tolist(), weights.size]
-    return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
-
-
-def _each_batch(
-    work: Callable[[tuple[int, int]], None], batches: list[tuple[int, int]], threaded: bool = True
-) -> None:
-    """``work(batch)`` for each batch (disjoint results), on a thread per core if ``threaded``."""
-    threads = min(len(batches), available_cores()) if threaded else 1
-    if threads <= 1:
-        for edge in batches:
-            work(edge)
-        return
-    with ThreadPoolExecutor(threads, thread_name_prefix="groundkit-duplicates") as pool:
-        for _ in pool.map(work, batches):
-            pass  # an error is raised here
-
-
-def _may_be_similar(sets: Sequence[U64Array], sizes: IntArray, pairs: IntArray) -> BoolArray:
-    """Pairs whose sketches allow a Jaccard similarity of at least the threshold.
-
-    A sketch counts a set's elements in each of ``2**_BUCKET_BITS`` buckets of their low bits;
-    the sum over buckets of the smaller count bounds the shared elements from above, so a pair
-    failing the threshold at that bound cannot pass it (the test is monotone in the count).
-    """
-    keep = np.ones(len(pairs), dtype=np.bool_)
-    if not pairs.size:
-        return keep
-    involved, local = np.unique(pairs, return_inverse=True)
-    local = local.reshape(pairs.shape)
-    # The narrowest counts that hold a set's size: the pair test below reads two sketch rows
-    # a pair and is bound by memory (1.5 M pairs of 1,000-character chunks: 0.75 s in
-    # uint16, 0.55 s in uint8).
-    largest = int(sizes.max())
-    dtype = np.uint8 if largest < 1 << 8 else np.uint16 if largest < 1 << 16 else np.int64
-    sketch = np.empty((involved.size, _BUCKETS), dtype=dtype)
-    # A few hundred sets at a time: the counts of all of them at once took 30 MiB on SciFact.
-    for first in range(0, involved.size, _SKETCH_SETS):
-        group = involved[first : first + _SKETCH_SETS]
-        flat = np.concatenate([sets[i] for i in group.tolist()])
-        owner = np.repeat(np.arange(group.size, dtype=np.int64), sizes[group])
-        buckets = (flat & np.uint64(_BUCKETS - 1)).astype(np.int64)
-        counts = np.bincount(owner * _BUCKETS + buckets, minlength=group.size * _BUCKETS)
-        sketch[first : first + group.size] = counts.reshape(group.size, _BUCKETS)
-
-    def test(edge: tuple[int, int]) -> None:
-        a, b = edge
-        bound = np.minimum(sketch[local[a:b, 0]], sketch[local[a:b, 1]]).sum(axis=1, dtype=np.int64)
-        union = sizes[pairs[a:b, 0]] + sizes[pairs[a:b, 1]] - bound
-        keep[a:b] = bound >= JACCARD_THRESHOLD * union
-
-    # Each batch fills its own slice of ``keep``, with array operations that release the
-    # interpreter lock: on threads, the same answer (0.55 -> 0.33 s on 2 cores above).
-    _each_batch(test, _batches(np.full(len(pairs), _BUCKETS, dtype=np.int64), _BATCH_SLOTS))
-    return keep
-
-
-def _shared_counts(sets: Sequence[U64Array], sizes: IntArray, pairs: IntArray) -> IntArray:
-    """How many elements the two sets of each pair share (the smaller looked up in the larger)."""
-    shared = np.zeros(len(pairs), dtype=np.int64)
-    if not pairs.size:
-        return shared
-    flat = np.concatenate(list(sets))
-    offsets = np.zeros(len(sets) + 1, dtype=np.int64)
-    np.cumsum(sizes, out=offsets[1:])
-    swap = sizes[pairs[:, 0]] > sizes[pairs[:, 1]]
-    small = np.where(swap, pairs[:, 1], pairs[:, 0])
-    large = np.where(swap, pairs[:, 0], pairs[:, 1])
-    order = np.argsort(large, kind="stable")
-    small, large = small[order], large[order]
-    owners, owner_start = np.unique(large, return_index=True)
-    owner_start = np.r_[owner_start, large.size]
-    # (local owner << 51 | id) keys of up to 2**13 larger sets at a time: sorted as they come.
-    for group in range(0, owners.size, _SPANS_PER_SORT):
-        mine = owners[group : group + _SPANS_PER_SORT]
-        local, slots = _expand(sizes[mine], offsets[mine])
-        keys = (local.astype(np.uint64) << np.uint64(_ID_BITS)) | flat[slots]
-        first, last = int(owner_start[group]), int(owner_start[group + mine.size])
-        local_of_pair = np.searchsorted(mine, large[first:last]).astype(np.uint64)
-        for a, b in _batches(sizes[small[first:last]], _BATCH_SLOTS):
-            rows, slots = _expand(
-                sizes[small[first + a : first + b]], offsets[small[first + a : first + b]]
-            )
-            probe = (local_of_pair[a:b][rows] << np.uint64(_ID_BITS)) | flat[slots]
-            at = np.minimum(np.searchsorted(keys, probe), keys.size - 1)
-            found = (keys[at] == probe).astype(np.int64)
-            shared[order[first + a : first + b]] = np.bincount(rows, weights=found, minlength=b - a)
-    return shared
-
-
-def _earliest_related(
-    classes: IntArray, bounds: IntArray, indptr: IntArray, neighbours: IntArray
-) -> IntArray:
-    """Per hit, the 1-based rank of the earliest earlier hit of a related class, else 0."""
-    n_hits, n_classes = classes.size, indptr.size - 1
-    result = np.zeros(n_hits, dtype=np.int64)
-    if not n_hits:
-        return result
-    list_of = np.repeat(np.arange(bounds.size - 1, dtype=np.int64), np.diff(bounds))
-    # The first hit of each class in each list: the only one an earlier hit can be.
-    occurrences, first_hit = np.unique(list_of * n_classes + classes, return_index=True)
-    degrees = indptr[classes + 1] - indptr[classes]
-    for first, last in _batches(degrees, _BATCH_SLOTS):
-        rows, slots = _expand(degrees[first:last], indptr[classes[first:last]])
-        rows += first
-        probe = list_of[rows] * n_classes + neighbours[slots]
-        at = np.minimum(np.searchsorted(occurrences, probe), occurrences.size - 1)
-        earlier = first_hit[at]
-        ok = (occurrences[at] == probe) & (earlier < rows)
-        best = np.full(last - first, n_hits, dtype=np.int64)
-        np.minimum.at(best, rows[ok] - first, earlier[ok])
-        found = best < n_hits
-        hits = np.flatnonzero(found) + first
-        result[hits] = best[found] - bounds[list_of[hits]] + 1
-    return result
-
-
-def _runs(
-    sets: Sequence[U64Array],
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Owners of all elements sorted by value, with the start and length of each equal run."""
-    sizes = np.fromiter((x.size for x in sets), np.int64, len(sets))
-    flat = np.concatenate(list(sets)) if sizes.sum() else np.zeros(0, dtype=np.uint64)
-    owner = np.repeat(np.arange(len(sets), dtype=np.int64), sizes)
-    order = np.argsort(flat, kind="stable")
-    flat, owner = flat[order], owner[order]
-    starts = (
-        np.flatnonzero(np.r_[True, flat[1:] != flat[:-1]]) if flat.size else flat.astype(np.int64)
-    )
-    lengths = np.diff(np.r_[starts, flat.size]).astype(np.int64)
-    return owner, starts.astype(np.int64), lengths
-
-
-def _pairs_in_runs(
-    owner: npt.NDArray[np.int64], starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]
-) -> npt.NDArray[np.int64]:
-    """``(later, earlier)`` owner pairs of every run of equal values (with repetitions)."""
-    pieces = [np.zeros((0, 2), dtype=np.int64)]
-    for length in np.unique(lengths[lengths >= 2]).tolist():
-        members = owner[starts[lengths == length][:, None] + np.arange(length)[None, :]]
-        left, right = np.triu_indices(length, k=1)
-        a, b = members[:, left].ravel(), members[:, right].ravel()
-        pieces.append(np.stack([np.maximum(a, b), np.minimum(a, b)], axis=1))
-    return np.concatenate(pieces)
-
-
-def _sharing_pairs(sets: Sequence[U64Array]) -> npt.NDArray[np.int64]:
-    """Distinct ``(later, earlier)`` pairs of sets sharing at least one element."""
-    n = len(sets)
-    pairs = _pairs_in_runs(*_runs(sets))
-    codes = sorted_unique(pairs[:, 0] * n + pairs[:, 1])
-    return np.stack([codes // n, codes % n], axis=1)
 
 
 def _word_ids(pieces: Sequence[str]) -> tuple[U64Array, IntArray]:

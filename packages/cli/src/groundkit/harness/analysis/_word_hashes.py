@@ -3,7 +3,9 @@
 The words are exactly those of ``text.split()`` (the whitespace of ``str.isspace``), whatever
 the script; a word's id is a polynomial hash of its code points (with its length), the same
 wherever the word is and whatever batch it is hashed in. Near-duplicate marking
-(:mod:`groundkit.harness.analysis._duplicates`) builds its shingles from these ids.
+(:mod:`groundkit.harness.analysis._duplicates`) builds its shingles from these ids, and BM25's
+analysis (:mod:`groundkit.harness.retrievers._bm25_terms`) its words' ids with
+:func:`span_ids`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,18 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BASE", "MIX_1", "MIX_2", "MIX_3", "batch_word_ids", "finalize", "whitespace"]
+__all__ = [
+    "BASE",
+    "MIX_1",
+    "MIX_2",
+    "MIX_3",
+    "batch_word_ids",
+    "code_points",
+    "finalize",
+    "powers_of_base",
+    "span_ids",
+    "whitespace",
+]
 
 U64Array = npt.NDArray[np.uint64]
 IntArray = npt.NDArray[np.int64]
@@ -54,28 +67,47 @@ def whitespace(codes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.bool_]:
     return space
 
 
-def batch_word_ids(pieces: Sequence[str]) -> tuple[U64Array, IntArray]:
-    """Word ids of the words of some texts, in order, and each text's word count."""
-    # Whitespace around and between the texts: every word then starts and ends inside one text.
-    joined = " " + " ".join(pieces) + " "
-    codes: npt.NDArray[np.unsignedinteger] = (
-        np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
-        if joined.isascii()
-        else np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    )
-    n = codes.size
-    in_word = ~whitespace(codes)
-    edges = np.flatnonzero(in_word[1:] != in_word[:-1]) + 1
-    starts, ends = edges[0::2], edges[1::2]
-    lengths = ends - starts
-    # Position-independent polynomial hashes from prefix sums: with p[i] = sum of c[k] B^k
-    # for k < i, (p[e] - p[s]) B^(n - s) B^-n is the sum of c[k] B^(k - s) over the word, the
-    # same wherever the word is and whatever the batch (uint64 arithmetic wraps around modulo
-    # 2**64, where B, odd, has an inverse).
-    powers = np.empty(n + 1, dtype=np.uint64)
+def code_points(text: str) -> npt.NDArray[np.unsignedinteger]:
+    """The code points of a text: one byte each when it is ASCII, four otherwise."""
+    if text.isascii():
+        return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def powers_of_base(count: int) -> U64Array:
+    """``BASE ** i`` modulo 2**64 for ``i`` in ``0 .. count - 1``."""
+    powers = np.empty(count, dtype=np.uint64)
     powers[0] = 1
     powers[1:] = BASE
     np.multiply.accumulate(powers, out=powers)
+    return powers
+
+
+def span_ids(
+    codes: npt.NDArray[np.unsignedinteger],
+    starts: IntArray,
+    ends: IntArray,
+    powers: U64Array | None = None,
+) -> U64Array:
+    """The 64-bit id of each span ``codes[starts[i] : ends[i]]``.
+
+    The id is a hash of the span's code points and length, the same wherever the span is and
+    whatever array it is in.
+
+    Args:
+        codes: Code points.
+        starts: Start of each span.
+        ends: End of each span.
+        powers: ``BASE ** i`` for at least ``codes.size + 1`` values of ``i``
+            (:func:`powers_of_base`; made here when not given).
+    """
+    n = int(codes.size)
+    if powers is None or powers.size < n + 1:
+        powers = powers_of_base(n + 1)
+    # Position-independent polynomial hashes from prefix sums: with p[i] = sum of c[k] B^k
+    # for k < i, (p[e] - p[s]) B^(n - s) B^-n is the sum of c[k] B^(k - s) over the span, the
+    # same wherever the span is and whatever the array (uint64 arithmetic wraps around modulo
+    # 2**64, where B, odd, has an inverse).
     prefix = np.empty(n + 1, dtype=np.uint64)
     prefix[0] = 0
     np.multiply(codes, powers[:n], out=prefix[1:])
@@ -83,7 +115,17 @@ def batch_word_ids(pieces: Sequence[str]) -> tuple[U64Array, IntArray]:
     hashes = (prefix[ends] - prefix[starts]) * powers[n - starts]
     hashes *= np.uint64(pow(int(BASE), -n, 1 << 64))
     # The length in too: a code point 0 adds nothing to the sum.
-    ids = finalize(hashes + lengths.astype(np.uint64) * MIX_1)
+    return finalize(hashes + (ends - starts).astype(np.uint64) * MIX_1)
+
+
+def batch_word_ids(pieces: Sequence[str]) -> tuple[U64Array, IntArray]:
+    """Word ids of the words of some texts, in order, and each text's word count."""
+    # Whitespace around and between the texts: every word then starts and ends inside one text.
+    codes = code_points(" " + " ".join(pieces) + " ")
+    in_word = ~whitespace(codes)
+    edges = np.flatnonzero(in_word[1:] != in_word[:-1]) + 1
+    starts, ends = edges[0::2], edges[1::2]
+    ids = span_ids(codes, starts, ends)
     sizes = np.fromiter(map(len, pieces), np.int64, len(pieces))
     bounds = np.empty(len(pieces) + 1, dtype=np.int64)
     bounds[0] = 1

@@ -33,6 +33,7 @@ import numpy.typing as npt
 import Stemmer
 
 from groundkit.harness._errors import HarnessError
+from groundkit.harness.retrievers._bm25_terms import IdCollision, analyse_texts
 from groundkit.harness.retrievers._bm25_workers import (
     AnalysedPart,
     analyse_in_parts,
@@ -329,7 +330,21 @@ class LexicalAnalyzer:
     def _analysed(
         self, texts: Sequence[str]
     ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64], dict[str, int]]:
-        """The flat token ids of ``texts``, tokens per text and the vocabulary, in one pass."""
+        """The flat token ids of ``texts``, tokens per text and the vocabulary, in one pass.
+
+        With array operations (:func:`~._bm25_terms.analyse_texts`); word by word with strings
+        in the one case they cannot tell two words apart (their 64-bit ids are equal).
+        """
+        stem = self.stemmer.stemWords if self.stemmer is not None else None
+        try:
+            return analyse_texts(texts, frozenset(self.stopwords), stem)
+        except IdCollision:
+            return self._analysed_by_words(texts)
+
+    def _analysed_by_words(
+        self, texts: Sequence[str]
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64], dict[str, int]]:
+        """:meth:`_analysed` with the regular expression, a string and a lookup per word."""
         stop = frozenset(self.stopwords)
         vocabulary: dict[str, int] = {}
         stem = self.stemmer.stemWord if self.stemmer is not None else None

@@ -39,14 +39,15 @@ __all__ = [
 
 WorkersSetting = int | Literal["auto"] | None
 
-PARALLEL_MIN_CHARS = 4_000_000
-"""Characters from which the analysis is split between processes. Measured on 2 idle cores
-(best of 5, synthetic documents): one process analyses about 12 million characters a second;
-two workers lose below 0.5 million characters (0.21 M: 12 ms alone, 22 ms with two), break
-even near 1 million and gain from 2 million (1.96 M: 171 -> 125 ms; 4.06 M: 341 -> 242 ms;
-SciFact, 7.8 M: 0.52 -> 0.35 s). The threshold leaves room for a larger process, whose fork
-copies more page tables, and for a machine busy with other work."""
-PART_MIN_CHARS = 1_000_000
+PARALLEL_MIN_CHARS = 32_000_000
+"""Characters from which the analysis is split between processes. Measured on 2 cores (best
+of 5, SciFact's documents, repeated for the larger sizes; the analysis with array operations,
+:mod:`._bm25_terms`): one process analyses about 28 million characters a second, and two
+workers gain little before tens of millions, for much more processor time (7.8 M: 0.28 ->
+0.21 s, processor 0.28 -> 0.40 s; 15.6 M: 0.41 -> 0.40 s; 31 M: 0.72 -> 0.63 s; 62 M: 1.61 ->
+1.09 s, processor 2.04 s; 125 M: 2.49 -> 1.81 s). The word-by-word analysis this replaced
+gained from 2 million characters (SciFact: 0.52 -> 0.35 s)."""
+PART_MIN_CHARS = 8_000_000
 """The least characters a part is given: a corpus just over the threshold gets fewer parts
 than there are cores rather than parts too small to pay for their process."""
 SEARCH_MIN_WORK = 50_000_000

@@ -79,7 +79,7 @@ class Bm25Retriever(RetrieverSettings):
             (or ``None``) to keep words as they are.
         workers: The most cores the stage uses: ``"auto"`` (or ``None``, the default) for
             every core available to the process, or a whole number >= 1 (1: one core). A
-            corpus of a few million characters or more is analysed by that many forked
+            corpus of 32 million characters or more is analysed by that many forked
             processes (one where ``fork`` is unavailable: Windows, macOS) and many queries
             against a large index are scored on that many threads; the results are the same
             bit for bit with any number. Left out of the settings when not given.

@@ -66,8 +66,17 @@ def _bare(stage: str, error: HarnessError) -> str:
     return f"{error.path}: {message}" if error.path else message
 
 
-def run_stage(ctx: RunContext, outcome: StageOutcome, done: Mapping[str, StageOutcome]) -> None:
+def run_stage(
+    ctx: RunContext,
+    outcome: StageOutcome,
+    done: Mapping[str, StageOutcome],
+    *,
+    chunked: Callable[[StageChunks], None] | None = None,
+) -> None:
     """Run ``outcome.config`` and fill ``outcome``; a :class:`StageFailed` propagates.
+
+    ``chunked`` is called with the stage's chunks before they are indexed (the scorer starts
+    work that depends only on them).
 
     Raises:
         HarnessError: The stage's configuration cannot be used (a target that does not import,
@@ -81,7 +90,7 @@ def run_stage(ctx: RunContext, outcome: StageOutcome, done: Mapping[str, StageOu
         retriever = _build(kind, stage, _stage_context(ctx, stage, done, meter))
     with meter.indexing():
         if kind.chunked:
-            meter.chunked_on(_index(ctx, stage, retriever, outcome))
+            meter.chunked_on(_index(ctx, stage, retriever, outcome, chunked))
         else:
             _own_passages(ctx, stage, retriever, outcome)
     # Only the passages the harness gave to index(): a stage reading an earlier stage's
@@ -185,7 +194,13 @@ def _build(kind: RetrieverKind, stage: StageConfig, context: StageContext) -> Re
     return retriever
 
 
-def _index(ctx: RunContext, stage: StageConfig, retriever: Retriever, outcome: StageOutcome) -> int:
+def _index(
+    ctx: RunContext,
+    stage: StageConfig,
+    retriever: Retriever,
+    outcome: StageOutcome,
+    chunked: Callable[[StageChunks], None] | None,
+) -> int:
     """Chunk (or reuse the run's chunks) and index them; returns the processes that chunked."""
     start = time.perf_counter()
     chunk_set, stage_chunks, chunk_workers = ctx.chunks_for(stage)
@@ -193,6 +208,8 @@ def _index(ctx: RunContext, stage: StageConfig, retriever: Retriever, outcome: S
     if not len(chunk_set):
         raise HarnessError(f"stage {stage.name!r}: the corpus has no text to index")
     outcome.passages, outcome.chunks = chunk_set, stage_chunks
+    if chunked is not None:
+        chunked(stage_chunks)
     index = getattr(retriever, "index", None)
     if callable(index):
         start = time.perf_counter()
