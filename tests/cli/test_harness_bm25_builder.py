@@ -97,6 +97,17 @@ def test_a_realistic_corpus_gives_bit_equal_scores(method: str) -> None:
     _assert_same_index(lists, vocab_size, method=method, k1=1.2, b=0.75)
 
 
+def test_a_vocabulary_beyond_16_bits_gives_bit_equal_scores() -> None:
+    # Term ids past 65,535: the tokens are ordered by their low 16 bits, then their high ones.
+    rng = np.random.default_rng(11)
+    vocab_size = 70_000
+    high = rng.integers(60_000, vocab_size, size=(300, 60))  # ids on both sides of 2**16
+    low = rng.integers(0, 2_000, size=(300, 60))
+    lists = [np.concatenate([a, b]).tolist() for a, b in zip(high, low, strict=True)]
+    lists.append(list(range(vocab_size)))  # every id occurs
+    _assert_same_index(lists, vocab_size, method="lucene", k1=1.5, b=0.75)
+
+
 def test_lists_and_the_scipy_builder_take_bm25s_own_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
     original = bm25s.BM25.build_index_from_ids

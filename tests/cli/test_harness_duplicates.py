@@ -389,3 +389,13 @@ def test_the_sketch_test_on_threads_gives_the_serial_answer(
     np.testing.assert_array_equal(threaded, expected)
     assert expected.any()
     assert not expected.all()
+
+
+def test_a_word_has_one_id_whatever_the_width_of_its_batch() -> None:
+    from groundkit.harness.analysis._word_hashes import batch_word_ids, code_points
+
+    # ASCII (one byte a code point), the Basic Multilingual Plane (two), beyond it (four).
+    batches = [["naive word"], ["naive word é"], ["naive word 🙂"], ["naive word \ud800"]]
+    assert [code_points(" ".join(b)).dtype.itemsize for b in batches] == [1, 2, 4, 2]
+    ids = [batch_word_ids(b)[0][:2].tolist() for b in batches]
+    assert ids[1:] == ids[:1] * 3

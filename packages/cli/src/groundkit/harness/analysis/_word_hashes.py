@@ -68,9 +68,16 @@ def whitespace(codes: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.bool_]:
 
 
 def code_points(text: str) -> npt.NDArray[np.unsignedinteger]:
-    """The code points of a text: one byte each when it is ASCII, four otherwise."""
+    """The code points of a text, one array element each.
+
+    One byte each when the text is ASCII, two when every code point is in the Basic
+    Multilingual Plane (one UTF-16 unit each), four otherwise.
+    """
     if text.isascii():
         return np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    units = text.encode("utf-16-le", "surrogatepass")
+    if len(units) == 2 * len(text):  # no pair of surrogates: each unit is a code point
+        return np.frombuffer(units, dtype=np.uint16)
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
