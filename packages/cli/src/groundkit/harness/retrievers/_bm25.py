@@ -289,6 +289,11 @@ class LexicalAnalyzer:
         self.stopwords: list[str] = stopword_list(config.stopwords)
         stemmer = config.stemmer
         self.stemmer: Any = None if stemmer in {None, "none"} else Stemmer.Stemmer(stemmer)
+        # The corpus's analysis stems each distinct word once: PyStemmer's cache of recent
+        # words only costs there (SciFact's 35,899 words: 0.067-0.086 -> 0.024-0.027 s).
+        self._each_once: Any = (
+            None if self.stemmer is None else Stemmer.Stemmer(stemmer, maxCacheSize=0)
+        )
 
     def tokenize_ids(
         self, texts: Sequence[str], workers: int = 1
@@ -333,7 +338,7 @@ class LexicalAnalyzer:
         With array operations (:func:`~._bm25_terms.analyse_texts`); word by word with strings
         in the one case they cannot tell two words apart (their 64-bit ids are equal).
         """
-        stem = self.stemmer.stemWords if self.stemmer is not None else None
+        stem = self._each_once.stemWords if self._each_once is not None else None
         try:
             return analyse_texts(texts, frozenset(self.stopwords), stem)
         except IdCollision:
@@ -345,7 +350,7 @@ class LexicalAnalyzer:
         """:meth:`_analysed` with the regular expression, a string and a lookup per word."""
         stop = frozenset(self.stopwords)
         vocabulary: dict[str, int] = {}
-        stem = self.stemmer.stemWord if self.stemmer is not None else None
+        stem = self._each_once.stemWord if self._each_once is not None else None
         term_of = _TermIds(stop, stem, vocabulary)
         pieces: list[npt.NDArray[np.int32]] = []
         lengths = np.zeros(len(texts), dtype=np.int64)
