@@ -176,3 +176,29 @@ def test_a_run_with_the_worker_reports_what_one_without_it_does(
     assert _report(level, chunker) == without
     assert started == [0, 1]
     assert _no_worker_left()
+
+
+@needs_fork
+@pytest.mark.usefixtures("small_enough")
+def test_ctrl_c_while_waiting_for_the_worker_kills_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import multiprocessing.connection
+
+    parent = os.getpid()
+    built_here = DuplicateFinder._built_here
+
+    def slow(self: DuplicateFinder, keys: Any) -> Any:
+        if os.getpid() != parent:
+            time.sleep(3600)
+        return built_here(self, keys)
+
+    def interrupted(self: Any, timeout: float = 0.0) -> bool:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(DuplicateFinder, "_built_here", slow)
+    corpus = _near_copies(5)
+    finder = DuplicateFinder(corpus)
+    assert finder.prefetch_in_background(*_spans(corpus))
+    monkeypatch.setattr(multiprocessing.connection.Connection, "poll", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        finder.prefetch(*_spans(corpus))
+    assert _no_worker_left()

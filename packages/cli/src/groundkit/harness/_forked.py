@@ -207,7 +207,8 @@ class Background(Generic[T]):
                 result, got = _received(worker[1]), True  # type: ignore[assignment]
         except (EOFError, OSError, pickle.UnpicklingError):
             pass
-        _stop(worker, 5.0 if got else 0.0)  # a worker that sent its result is ending
+        finally:  # Ctrl-C or SIGTERM while waiting: the worker goes too
+            _stop(worker, 5.0 if got else 0.0)  # a worker that sent its result is ending
         return result
 
     def cancel(self) -> None:

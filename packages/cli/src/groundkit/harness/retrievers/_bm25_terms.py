@@ -208,7 +208,8 @@ def analyse_texts(
     vocabulary: dict[str, int] = {}
     lengths = np.zeros(len(texts), dtype=np.int64)
     pieces_out: list[npt.NDArray[np.int32]] = []
-    powers = powers_of_base(BATCH_CHARS + 2)
+    # A piece of a long text ends at the first gap after BATCH_CHARS characters: room for it.
+    powers = powers_of_base(2 * BATCH_CHARS + 2)
     for pieces, owners in _batches(texts, BATCH_CHARS):
         terms, counts = _batch(pieces, words, vocabulary, stopwords, stem, powers)
         np.add.at(lengths, owners, counts)
