@@ -328,6 +328,61 @@ def test_sigterm_wrapped_by_a_library_exits_143_not_70(tmp_path: Path) -> None:
     assert done.stderr.strip() == "error: terminated (SIGTERM); the outputs are as they were"
 
 
+SWALLOWED = textwrap.dedent(
+    """
+    import signal
+    import sys
+    import time
+
+    import click
+
+    from groundkit.cli import _main
+
+    _main.AGAIN_AFTER = 0.5
+    signal.signal(signal.SIGTERM, _main._on_sigterm)
+
+
+    @click.group(cls=_main.GroundkitGroup)
+    def root() -> None:
+        pass
+
+
+    @root.command()
+    def run() -> None:
+        try:
+            print("ready", flush=True)
+            time.sleep(60)
+        except BaseException:  # lost, as when C code clears an error a callback raised
+            pass
+        time.sleep(60)  # the command runs on, as into a stage that never returns
+
+
+    root.main(sys.argv[1:], prog_name="grk")
+    """
+)
+
+
+def test_a_sigterm_whose_exception_is_lost_is_delivered_again(tmp_path: Path) -> None:
+    # Seen under load: SIGTERM's exception cleared by library code during start-up, and the
+    # run went on into a hanging callable stage for ever.
+    script = tmp_path / "swallowed.py"
+    script.write_text(SWALLOWED, encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, str(script), "run"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "ready"
+    began = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=60)
+    assert time.monotonic() - began < 20
+    assert process.returncode == 143, stderr
+    assert stderr.strip() == "error: terminated (SIGTERM); the outputs are as they were"
+
+
 @pytest.mark.parametrize("delay", [0.1, 0.4, 0.7, 1.0])
 def test_sigterm_at_any_point_of_start_up_is_never_an_internal_error(
     workspace: Path, delay: float

@@ -71,9 +71,11 @@ class GroundkitGroup(click.Group):
             _show_traceback(ctx)
             raise InputError(" ".join(str(exc).split()) or type(exc).__name__) from exc
         except KeyboardInterrupt as exc:
+            _REACHED.set()
             _show_traceback(ctx)
             raise UserInterruptError("interrupted (Ctrl-C); the outputs are as they were") from exc
         except TerminatedSignal as exc:
+            _REACHED.set()
             _show_traceback(ctx)
             raise _TerminatedError("terminated (SIGTERM); the outputs are as they were") from exc
         except OSError as exc:
@@ -195,13 +197,55 @@ _RECEIVED: list[type[BaseException]] = []
 """The signals' exceptions raised so far in this process (their handlers append them)."""
 
 
+_REACHED = threading.Event()
+"""Set when a signal's exception reached the command group's handler (the run is ending)."""
+AGAIN_AFTER = 5.0
+"""Seconds after a signal when it is delivered again, unless its exception reached the
+command group's handler by then."""
+
+
+def _again_unless_reached(number: int) -> None:
+    """Deliver the signal again in :data:`AGAIN_AFTER` seconds unless the run is ending.
+
+    The exception a handler raises can be lost: C code that calls back into Python may clear
+    any error the callback raised (seen once in about 130 runs under load: SIGTERM during a
+    run's start, the command then ran on into a callable stage that never returns). Delivered
+    again, the handler raises once more wherever the main code is then; once the exception
+    reaches :meth:`GroundkitGroup.invoke`, nothing more is sent.
+    """
+    _REACHED.clear()
+
+    def again() -> None:
+        if not _REACHED.is_set():
+            _to_main_thread(number)
+
+    timer = threading.Timer(AGAIN_AFTER, again)
+    timer.daemon = True
+    timer.start()
+
+
+def _to_main_thread(number: int) -> None:
+    """Send a signal to the main thread, so that a wait there (a sleep, a lock) is cut short.
+
+    ``signal.raise_signal`` from another thread would reach that thread only: Python would run
+    the handler when the main thread next runs code, not while it waits.
+    """
+    main = threading.main_thread().ident
+    if hasattr(signal, "pthread_kill") and main is not None:
+        signal.pthread_kill(main, number)
+    else:  # Windows: no threads to aim at
+        signal.raise_signal(number)
+
+
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     _RECEIVED.append(TerminatedSignal)
+    _again_unless_reached(signum)
     raise TerminatedSignal()
 
 
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
     _RECEIVED.append(KeyboardInterrupt)
+    _again_unless_reached(signum)
     signal.default_int_handler(signum, frame)
 
 
@@ -223,6 +267,8 @@ def _raise_if_signalled(exc: BaseException) -> None:
     while seen is not None and len(chained) < 8:
         chained.add(type(seen))
         seen = seen.__cause__ or seen.__context__
+    if any(issubclass(kind, TerminatedSignal | KeyboardInterrupt) for kind in chained):
+        _REACHED.set()
     if any(issubclass(kind, TerminatedSignal) for kind in chained):
         raise _TerminatedError("terminated (SIGTERM); the outputs are as they were") from exc
     if any(issubclass(kind, KeyboardInterrupt) for kind in chained):
@@ -243,7 +289,7 @@ def _unraisable(args: Any, previous: Any = sys.__unraisablehook__) -> None:
     """
     for kind, number in _SIGNAL_OF.items():
         if isinstance(args.exc_value, kind):
-            again = threading.Timer(0.01, signal.raise_signal, (number,))
+            again = threading.Timer(0.01, _to_main_thread, (number,))
             again.daemon = True
             again.start()
             return
