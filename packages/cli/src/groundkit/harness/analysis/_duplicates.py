@@ -184,12 +184,21 @@ class DuplicateFinder:
         """
         if self._background is not None or available_cores() < 2 or not can_fork():
             return False
-        spans = dict.fromkeys(zip(docs.tolist(), starts.tolist(), ends.tolist(), strict=True))
-        keys = [key for key in spans if key not in self._cache]
+        keys = self._not_built(docs, starts, ends)
         if not keys or sum(end - start for _, start, end in keys) < _BACKGROUND_CHARS:
             return False
         self._background = (keys, Background(lambda: self._built_here(keys)))
         return True
+
+    def _not_built(
+        self,
+        docs: npt.NDArray[np.int64],
+        starts: npt.NDArray[np.int64],
+        ends: npt.NDArray[np.int64],
+    ) -> list[tuple[int, int, int]]:
+        """The distinct spans, in first order, whose sets are not built yet."""
+        spans = dict.fromkeys(zip(docs.tolist(), starts.tolist(), ends.tolist(), strict=True))
+        return [key for key in spans if key not in self._cache]
 
     def _built_here(
         self, keys: Sequence[tuple[int, int, int]]
@@ -277,8 +286,7 @@ class DuplicateFinder:
         One vectorised pass over all the hits of a stage is much cheaper than one per query.
         """
         self._receive()
-        keys = dict.fromkeys(zip(docs.tolist(), starts.tolist(), ends.tolist(), strict=True))
-        missing = [k for k in keys if k not in self._cache]
+        missing = self._not_built(docs, starts, ends)
         if missing:
             self._build(missing)
 
